@@ -1,0 +1,38 @@
+//! metalsim's register-based virtual ISA.
+//!
+//! A [`Module`] holds one [`Function`] per kernel. A function is in SSA form: typed
+//! virtual registers ([`Value`]s), basic blocks with block parameters, and terminators
+//! (`br`, `br_if`, `ret`). Each instruction has per-thread scalar semantics; the
+//! simulator runs 32 lanes of it at a time.
+//!
+//! The crate knows nothing of MSL, of cycles or of hardware. It provides:
+//! - the data types ([`Type`], [`Op`], [`InstData`], [`Function`], [`Module`]),
+//! - a text format that prints ([`std::fmt::Display`]) and parses back ([`parse_module`])
+//!   losslessly,
+//! - the control-flow graph with dominators and immediate post-dominators ([`Cfg`]),
+//!   which the simulator uses as reconvergence points,
+//! - a verifier ([`verify_function`]): a function that passes it is safe to simulate.
+
+mod builder;
+mod cfg;
+mod entity;
+mod function;
+mod op;
+mod parse;
+mod print;
+mod types;
+mod verify;
+
+pub use builder::FunctionBuilder;
+pub use cfg::Cfg;
+pub use entity::{Block, Inst, Value};
+pub use function::{
+    Alloc, BlockData, DataObject, Function, InstData, KernelParam, Module, ParamKind, SrcLoc,
+    Terminator,
+};
+pub use op::{
+    AtomicOp, BarrierScope, CmpCond, MathFn, MemFlags, Op, OpClass, SimdOp, Space, SpecialReg,
+};
+pub use parse::{ParseError, parse_module};
+pub use types::Type;
+pub use verify::{VerifyError, verify_function, verify_module};

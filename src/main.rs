@@ -1,0 +1,2 @@
+//! The metalsim command line.
+fn main() {}

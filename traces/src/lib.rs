@@ -1,0 +1,1 @@
+//! Run results (being written).
