@@ -217,11 +217,11 @@ mod tests {
         let d = Diagnostic::error("expected an expression", Span::new(f, 28, 29))
             .with_label_message("here");
         let text = render(&[d.clone()], &sm, false);
-        assert!(text.contains("k.metal:2:10"), "{text}");
+        assert!(text.contains("k.metal:2:11"), "{text}");
         assert!(text.contains("expected an expression"), "{text}");
         assert_eq!(
             render_short(&[d], &sm),
-            "k.metal:2:10: error: expected an expression\n"
+            "k.metal:2:11: error: expected an expression\n"
         );
     }
 
