@@ -169,10 +169,13 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap, color: bool) -> String 
             )
             .with_message(&d.message);
         for (i, l) in d.labels.iter().enumerate() {
-            let mut label = AriadneLabel::new(clamp_span(sources, l.span));
-            if !l.message.is_empty() {
-                label = label.with_message(&l.message);
-            }
+            // ariadne draws no underline for a label without text.
+            let text = if l.message.is_empty() {
+                if i == 0 { "here" } else { "related" }
+            } else {
+                l.message.as_str()
+            };
+            let mut label = AriadneLabel::new(clamp_span(sources, l.span)).with_message(text);
             if color {
                 label = label.with_color(if i == 0 { Color::Red } else { Color::Blue });
             }
@@ -216,13 +219,25 @@ mod tests {
         let f = sm.add("k.metal", None, "kernel void f() {\n  int x = ;\n}\n");
         let d = Diagnostic::error("expected an expression", Span::new(f, 28, 29))
             .with_label_message("here");
-        let text = render(&[d.clone()], &sm, false);
+        let text = render(std::slice::from_ref(&d), &sm, false);
         assert!(text.contains("k.metal:2:11"), "{text}");
         assert!(text.contains("expected an expression"), "{text}");
         assert_eq!(
             render_short(&[d], &sm),
             "k.metal:2:11: error: expected an expression\n"
         );
+    }
+
+    #[test]
+    fn labels_without_text_still_get_a_caret() {
+        let mut sm = SourceMap::new();
+        let f = sm.add("k.metal", None, "kernel void f() {\n  int x = y;\n}\n");
+        let text = render(
+            &[Diagnostic::error("unknown name", Span::new(f, 28, 29))],
+            &sm,
+            false,
+        );
+        assert!(text.contains("here"), "{text}");
     }
 
     #[test]

@@ -82,7 +82,12 @@ impl SourceMap {
     }
 
     /// Adds a file and returns its id.
-    pub fn add(&mut self, name: impl Into<String>, path: Option<&Path>, text: impl Into<String>) -> FileId {
+    pub fn add(
+        &mut self,
+        name: impl Into<String>,
+        path: Option<&Path>,
+        text: impl Into<String>,
+    ) -> FileId {
         let text = text.into();
         let mut line_starts = vec![0u32];
         line_starts.extend(

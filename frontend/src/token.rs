@@ -20,6 +20,7 @@ macro_rules! keywords {
             }
 
             /// The keyword spelled `s`, if it is one.
+            #[allow(clippy::should_implement_trait)]
             pub fn from_str(s: &str) -> Option<Keyword> {
                 match s { $($text => Some(Keyword::$var),)* _ => None }
             }

@@ -134,7 +134,11 @@ impl Cfg {
     }
 }
 
-fn to_blocks(doms: &Dominators<NodeIndex>, n: usize, virtual_root: Option<NodeIndex>) -> Vec<Option<Block>> {
+fn to_blocks(
+    doms: &Dominators<NodeIndex>,
+    n: usize,
+    virtual_root: Option<NodeIndex>,
+) -> Vec<Option<Block>> {
     (0..n)
         .map(|i| {
             doms.immediate_dominator(NodeIndex::new(i))

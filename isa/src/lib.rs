@@ -11,7 +11,8 @@
 //!   losslessly,
 //! - the control-flow graph with dominators and immediate post-dominators ([`Cfg`]),
 //!   which the simulator uses as reconvergence points,
-//! - a verifier ([`verify_function`]): a function that passes it is safe to simulate.
+//! - a verifier ([`verify_function`]): a function that passes it is safe to simulate,
+//! - passes that keep a function's meaning ([`eliminate_dead_code`]).
 
 mod builder;
 mod cfg;
@@ -19,6 +20,7 @@ mod entity;
 mod function;
 mod op;
 mod parse;
+mod passes;
 mod print;
 mod types;
 mod verify;
@@ -34,5 +36,6 @@ pub use op::{
     AtomicOp, BarrierScope, CmpCond, MathFn, MemFlags, Op, OpClass, SimdOp, Space, SpecialReg,
 };
 pub use parse::{ParseError, parse_module};
+pub use passes::eliminate_dead_code;
 pub use types::Type;
 pub use verify::{VerifyError, verify_function, verify_module};

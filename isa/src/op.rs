@@ -757,9 +757,15 @@ mod tests {
 
     #[test]
     fn result_types() {
-        assert_eq!(Op::Cmp(CmpCond::Lt).result_type(Type::F32), Some(Type::Pred));
+        assert_eq!(
+            Op::Cmp(CmpCond::Lt).result_type(Type::F32),
+            Some(Type::Pred)
+        );
         assert_eq!(Op::Store(Space::Device).result_type(Type::F32), None);
-        assert_eq!(Op::Simd(SimdOp::Ballot).result_type(Type::Pred), Some(Type::U64));
+        assert_eq!(
+            Op::Simd(SimdOp::Ballot).result_type(Type::Pred),
+            Some(Type::U64)
+        );
         assert_eq!(
             Op::Atomic(AtomicOp::Store, Space::Device).result_type(Type::U32),
             None

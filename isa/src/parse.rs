@@ -149,7 +149,8 @@ impl<'a> Line<'a> {
     }
     fn number<T: std::str::FromStr>(&mut self) -> Result<T, String> {
         let w = self.word()?;
-        w.parse().map_err(|_| format!("expected a number, found `{w}`"))
+        w.parse()
+            .map_err(|_| format!("expected a number, found `{w}`"))
     }
     fn done(&self) -> Result<(), String> {
         match self.peek() {
@@ -282,7 +283,12 @@ fn parse_mnemonic(m: &str) -> Result<(Op, Type), String> {
         }
         "ptradd" => {
             exact(2)?;
-            Ok((Op::PtrAdd { scale: index_at(1)? }, Type::U64))
+            Ok((
+                Op::PtrAdd {
+                    scale: index_at(1)?,
+                },
+                Type::U64,
+            ))
         }
         "ld" | "st" => {
             exact(3)?;
@@ -538,10 +544,7 @@ impl FunctionParser {
                 };
                 let loc = Self::loc(l)?;
                 l.done()?;
-                let (b, mut data) = self
-                    .current
-                    .take()
-                    .ok_or("terminator outside a block")?;
+                let (b, mut data) = self.current.take().ok_or("terminator outside a block")?;
                 data.term = term;
                 data.term_loc = loc;
                 let i = b.index();
@@ -607,7 +610,10 @@ impl FunctionParser {
             return Err(err(line, format!("{b} has no terminator")));
         }
         if self.blocks.is_empty() {
-            return Err(err(line, format!("kernel {} has no blocks", self.func.name)));
+            return Err(err(
+                line,
+                format!("kernel {} has no blocks", self.func.name),
+            ));
         }
         for (i, b) in self.blocks.iter().enumerate() {
             if b.is_none() {
@@ -680,7 +686,7 @@ fn parse_param(l: &mut Line) -> Result<KernelParam, String> {
 }
 
 fn parse_hex(s: &str) -> Result<Vec<u8>, String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err("odd number of hex digits".into());
     }
     (0..s.len())

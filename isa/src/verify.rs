@@ -83,7 +83,10 @@ impl Verifier<'_> {
                 ));
             }
             if p.elem_size == 0 || !p.elem_align.is_power_of_two() {
-                return Err(self.err(format!("parameter {} has a bad size or alignment", p.name), none));
+                return Err(self.err(
+                    format!("parameter {} has a bad size or alignment", p.name),
+                    none,
+                ));
             }
         }
         for a in f.threadgroup_allocs.iter().chain(&f.locals) {
@@ -98,7 +101,11 @@ impl Verifier<'_> {
         let m = mnemonic(op);
         let bad = |what: &str| self.err(format!("`{m}.{ty}`: {what}"), loc);
         if args.len() != op.arity() {
-            return Err(bad(&format!("takes {} operands, has {}", op.arity(), args.len())));
+            return Err(bad(&format!(
+                "takes {} operands, has {}",
+                op.arity(),
+                args.len()
+            )));
         }
         let all_ty = |n: usize| args.iter().take(n).all(|a| *a == ty);
         let numeric = ty.is_int() || ty.is_float();
@@ -108,7 +115,15 @@ impl Verifier<'_> {
                     return Err(bad("constant does not fit its type"));
                 }
             }
-            Op::Add | Op::Sub | Op::Mul | Op::Min | Op::Max | Op::Div | Op::Fma | Op::Neg | Op::Abs => {
+            Op::Add
+            | Op::Sub
+            | Op::Mul
+            | Op::Min
+            | Op::Max
+            | Op::Div
+            | Op::Fma
+            | Op::Neg
+            | Op::Abs => {
                 if !numeric || !all_ty(args.len()) {
                     return Err(bad("needs numeric operands of the instruction type"));
                 }
@@ -120,7 +135,9 @@ impl Verifier<'_> {
             }
             Op::And | Op::Or | Op::Xor | Op::Not => {
                 if ty.is_float() || !all_ty(args.len()) {
-                    return Err(bad("needs integer or predicate operands of the instruction type"));
+                    return Err(bad(
+                        "needs integer or predicate operands of the instruction type",
+                    ));
                 }
             }
             Op::Math(_) => {
@@ -135,12 +152,16 @@ impl Verifier<'_> {
             }
             Op::Select => {
                 if args[0] != Type::Pred || args[1] != ty || args[2] != ty {
-                    return Err(bad("needs a predicate and two operands of the instruction type"));
+                    return Err(bad(
+                        "needs a predicate and two operands of the instruction type",
+                    ));
                 }
             }
             Op::Cvt { from, .. } => {
                 if args[0] != from || ty == Type::Pred {
-                    return Err(bad("operand must have the source type; target cannot be pred"));
+                    return Err(bad(
+                        "operand must have the source type; target cannot be pred",
+                    ));
                 }
             }
             Op::Bitcast { from } => {
@@ -160,7 +181,9 @@ impl Verifier<'_> {
             }
             Op::Store(space) => {
                 if args[0] != Type::U64 || args[1] != ty {
-                    return Err(bad("needs a u64 address and a value of the instruction type"));
+                    return Err(bad(
+                        "needs a u64 address and a value of the instruction type",
+                    ));
                 }
                 if space == Space::Constant {
                     return Err(bad("cannot store to constant memory"));
@@ -177,7 +200,9 @@ impl Verifier<'_> {
                     return Err(bad("bitwise atomics need an integer type"));
                 }
                 if args[0] != Type::U64 || !args[1..].iter().all(|t| *t == ty) {
-                    return Err(bad("needs a u64 address and values of the instruction type"));
+                    return Err(bad(
+                        "needs a u64 address and values of the instruction type",
+                    ));
                 }
             }
             Op::Barrier(..) => {}
@@ -197,7 +222,14 @@ impl Verifier<'_> {
         Ok(())
     }
 
-    fn check_simd(&self, s: SimdOp, ty: Type, args: &[Type], loc: SrcLoc, m: &str) -> Result<(), VerifyError> {
+    fn check_simd(
+        &self,
+        s: SimdOp,
+        ty: Type,
+        args: &[Type],
+        loc: SrcLoc,
+        m: &str,
+    ) -> Result<(), VerifyError> {
         let bad = |what: &str| self.err(format!("`{m}.{ty}`: {what}"), loc);
         match s {
             SimdOp::Shuffle
@@ -208,7 +240,9 @@ impl Verifier<'_> {
             | SimdOp::ShuffleRotateDown
             | SimdOp::Broadcast => {
                 if args[0] != ty || !args[1].is_int() || args[1].is_wide() {
-                    return Err(bad("needs a value of the instruction type and a 32-bit lane operand"));
+                    return Err(bad(
+                        "needs a value of the instruction type and a 32-bit lane operand",
+                    ));
                 }
             }
             SimdOp::BroadcastFirst => {
@@ -337,13 +371,19 @@ impl Verifier<'_> {
                     .ok_or_else(|| self.err(format!("branch to missing block {t}"), loc))?;
                 if target.params.len() != args.len() {
                     return Err(self.err(
-                        format!("{t} takes {} arguments, given {}", target.params.len(), args.len()),
+                        format!(
+                            "{t} takes {} arguments, given {}",
+                            target.params.len(),
+                            args.len()
+                        ),
                         loc,
                     ));
                 }
                 for (p, a) in target.params.iter().zip(args) {
                     if self.ty(*p, loc)? != self.ty(*a, loc)? {
-                        return Err(self.err(format!("argument {a} does not match the type of {p}"), loc));
+                        return Err(
+                            self.err(format!("argument {a} does not match the type of {p}"), loc)
+                        );
                     }
                 }
             }
@@ -375,7 +415,10 @@ impl Verifier<'_> {
         if ok {
             Ok(())
         } else {
-            Err(self.err(format!("{v} is used where its definition does not dominate"), loc))
+            Err(self.err(
+                format!("{v} is used where its definition does not dominate"),
+                loc,
+            ))
         }
     }
 }

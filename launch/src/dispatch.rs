@@ -24,7 +24,11 @@ impl ElemType {
     /// Bytes per element in a buffer, as MSL lays it out (3-component vectors take the
     /// space of 4).
     pub fn size(self) -> u32 {
-        let lanes = if self.lanes == 3 { 4 } else { self.lanes as u32 };
+        let lanes = if self.lanes == 3 {
+            4
+        } else {
+            self.lanes as u32
+        };
         self.scalar.bytes() * lanes
     }
 
@@ -148,7 +152,10 @@ impl Launch {
 
     /// Total number of threadgroups.
     pub fn threadgroup_count(&self) -> u64 {
-        self.threadgroups_per_grid().iter().map(|&g| g as u64).product()
+        self.threadgroups_per_grid()
+            .iter()
+            .map(|&g| g as u64)
+            .product()
     }
 
     /// The buffer bound at an index.
@@ -171,7 +178,10 @@ mod tests {
 
     #[test]
     fn msl_names_round_trip() {
-        for name in ["bool", "char", "uchar4", "short2", "ushort", "int3", "uint", "half4", "float", "float3", "long", "bfloat2"] {
+        for name in [
+            "bool", "char", "uchar4", "short2", "ushort", "int3", "uint", "half4", "float",
+            "float3", "long", "bfloat2",
+        ] {
             let e = ElemType::from_msl_name(name).unwrap();
             assert_eq!(e.msl_name(), name);
         }

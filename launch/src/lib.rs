@@ -1,10 +1,33 @@
 //! What to run and with which data.
 //!
 //! [`Launch`] is a resolved dispatch (grid, threadgroup size, buffers with their bytes),
-//! plain data the simulator consumes. The launch spec (`spec` module, TOML) describes one
-//! in a file and resolves against a kernel's parameters into a `Launch`; after the run,
-//! output buffers are written as `.npy`.
+//! plain data the simulator consumes. A [`LaunchSpec`] describes one in a TOML file
+//! (`docs/launch-spec.md` is the format's reference):
+//!
+//! 1. [`LaunchSpec::from_file`] reads and checks the file on its own: TOML syntax, known
+//!    keys, element types, the grid. Errors give the line and column.
+//! 2. [`LaunchSpec::resolve`] checks it against the kernel's parameters
+//!    ([`metalsim_isa::KernelParam`]), compares the total size with a memory limit before
+//!    allocating anything, then materializes every buffer: zeros, a fill value, an iota,
+//!    seeded random numbers (the same on every platform, forever) or a `.npy` file.
+//! 3. After the run, [`write_outputs`] writes the buffers marked `output = true` as
+//!    `.npy` files.
+//!
+//! Every failure is a [`SpecError`] whose message names the spec file, the binding and
+//! the key at fault.
 
 mod dispatch;
+mod error;
+mod init;
+mod npy;
+mod resolve;
+mod rng;
+mod spec;
+mod value;
 
 pub use dispatch::{BufferBinding, ElemType, Grid, Launch, ThreadgroupBinding};
+pub use error::SpecError;
+pub use init::{Distribution, Init};
+pub use npy::{read_npy, write_outputs};
+pub use spec::{BufferSpec, Dims, LaunchSpec, MAX_THREADS_PER_THREADGROUP, ThreadgroupMemorySpec};
+pub use value::Scalar;

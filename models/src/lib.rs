@@ -183,13 +183,14 @@ pub fn builtin_names() -> Vec<&'static str> {
 
 /// A built-in model by name.
 pub fn builtin(name: &str) -> Result<Gpu, ModelError> {
-    let (_, text) = BUILTIN
-        .iter()
-        .find(|(n, _)| *n == name)
-        .ok_or_else(|| ModelError::Unknown {
-            name: name.to_string(),
-            known: builtin_names().join(", "),
-        })?;
+    let (_, text) =
+        BUILTIN
+            .iter()
+            .find(|(n, _)| *n == name)
+            .ok_or_else(|| ModelError::Unknown {
+                name: name.to_string(),
+                known: builtin_names().join(", "),
+            })?;
     Gpu::from_toml_str(text, &format!("<built-in {name}>"))
 }
 
@@ -210,8 +211,7 @@ impl Gpu {
             ModelError::Parse {
                 path: origin.to_string(),
                 message: e.message().replace("move_", "move").to_string()
-                    + &e
-                        .span()
+                    + &e.span()
                         .map(|s| {
                             let line = text[..s.start.min(text.len())].lines().count().max(1);
                             format!(" (line {line})")
@@ -243,8 +243,14 @@ impl Gpu {
             ("simd_width", self.simd_width as u64),
             ("schedulers_per_core", self.schedulers_per_core as u64),
             ("max_threads_per_core", self.max_threads_per_core as u64),
-            ("max_threads_per_threadgroup", self.max_threads_per_threadgroup as u64),
-            ("max_threadgroups_per_core", self.max_threadgroups_per_core as u64),
+            (
+                "max_threads_per_threadgroup",
+                self.max_threads_per_threadgroup as u64,
+            ),
+            (
+                "max_threadgroups_per_core",
+                self.max_threadgroups_per_core as u64,
+            ),
             ("memory.line_bytes", self.memory.line_bytes as u64),
             ("memory.l1.size_bytes", self.memory.l1.size_bytes),
             ("memory.l2.size_bytes", self.memory.l2.size_bytes),
@@ -255,26 +261,42 @@ impl Gpu {
             }
         }
         if self.simd_width != 32 {
-            return Err(invalid("simd_width", "must be 32 (the simulator runs 32-lane SIMD-groups)"));
+            return Err(invalid(
+                "simd_width",
+                "must be 32 (the simulator runs 32-lane SIMD-groups)",
+            ));
         }
         if !(self.clock_mhz > 0.0 && self.clock_mhz.is_finite()) {
             return Err(invalid("clock_mhz", "must be a positive number"));
         }
         if !(self.memory.dram.bandwidth_gb_s > 0.0 && self.memory.dram.bandwidth_gb_s.is_finite()) {
-            return Err(invalid("memory.dram.bandwidth_gb_s", "must be a positive number"));
+            return Err(invalid(
+                "memory.dram.bandwidth_gb_s",
+                "must be a positive number",
+            ));
         }
         if !(self.memory.dram.efficiency > 0.0 && self.memory.dram.efficiency <= 1.0) {
             return Err(invalid("memory.dram.efficiency", "must be in (0, 1]"));
         }
         if !self.memory.line_bytes.is_power_of_two() || self.memory.line_bytes < 16 {
-            return Err(invalid("memory.line_bytes", "must be a power of two of at least 16"));
+            return Err(invalid(
+                "memory.line_bytes",
+                "must be a power of two of at least 16",
+            ));
         }
-        for (name, level) in [("l1", &self.memory.l1), ("l2", &self.memory.l2), ("slc", &self.memory.slc)] {
+        for (name, level) in [
+            ("l1", &self.memory.l1),
+            ("l2", &self.memory.l2),
+            ("slc", &self.memory.slc),
+        ] {
             if level.ways == 0 {
                 return Err(invalid(&format!("memory.{name}.ways"), "must be positive"));
             }
             if level.bytes_per_cycle == 0 {
-                return Err(invalid(&format!("memory.{name}.bytes_per_cycle"), "must be positive"));
+                return Err(invalid(
+                    &format!("memory.{name}.bytes_per_cycle"),
+                    "must be positive",
+                ));
             }
             let sets = level.size_bytes / (self.memory.line_bytes as u64 * level.ways as u64);
             if sets == 0 {
@@ -299,7 +321,11 @@ impl Gpu {
 
     /// Peak FP32 throughput in TFLOPS (an FMA counts as two operations).
     pub fn peak_fp32_tflops(&self) -> f64 {
-        self.cores as f64 * self.schedulers_per_core as f64 * self.simd_width as f64 * 2.0 * self.clock_mhz
+        self.cores as f64
+            * self.schedulers_per_core as f64
+            * self.simd_width as f64
+            * 2.0
+            * self.clock_mhz
             / 1e6
     }
 
@@ -405,9 +431,12 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("cores"), "{e}");
-        let e = Gpu::from_toml_str(&good.replace("efficiency = 0.85", "efficiency = 1.5"), "x.toml")
-            .unwrap_err()
-            .to_string();
+        let e = Gpu::from_toml_str(
+            &good.replace("efficiency = 0.85", "efficiency = 1.5"),
+            "x.toml",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("memory.dram.efficiency"), "{e}");
         let e = Gpu::from_toml_str(&good.replace("ways = 8", "ways = 0"), "x.toml")
             .unwrap_err()

@@ -1,1 +1,87 @@
-//! The simulator (being written).
+//! metalsim's simulator: runs one dispatch of a kernel of the ISA on a modeled Apple GPU,
+//! producing the kernel's outputs, counters and a cycle-approximate time.
+//!
+//! [`run()`] is the whole API: a [`Module`](metalsim_isa::Module), a kernel name, a
+//! [`Launch`](metalsim_launch::Launch) and a [`Gpu`](metalsim_models::Gpu) in; a
+//! [`RunOutcome`] (final buffers, [`Stats`], the first [`KernelFault`] if any) out, or a
+//! [`SimError`] for input that cannot run.
+//!
+//! # The engine's shape
+//!
+//! - **Decode once** (`program`, `regalloc`): the verified function becomes a flat array
+//!   of decoded instructions. Every value gets a register slot in a 32-bit bank
+//!   (`[u32; 32]` per slot: every type of at most 32 bits, predicates as 0/1, 16-bit
+//!   floats as their bits) or a 64-bit bank (`[u64; 32]`: `i64`, `u64`, addresses);
+//!   dead values give their slots back. Constants are hoisted into a template register
+//!   file copied into each new SIMD-group, so they are never executed. Block parameters
+//!   become per-edge parallel copies; each branch knows its reconvergence point (the
+//!   block's immediate post-dominator).
+//! - **Functional engine** (`exec`, `alu`, `cvt`, `lanes`, `access`, `memory`, `simt`):
+//!   executes one instruction for the 32 lanes of a SIMD-group, lane-major, computing all
+//!   lanes and blending the results into the active ones; a reconvergence stack per
+//!   SIMD-group handles divergence. Memory is one 64-bit address space of regions
+//!   (`(region << 40) | offset`), every access bounds- and alignment-checked. Each step
+//!   returns what happened as data (`exec::Executed`).
+//! - **Machine** (`machine`, `dispatch`): resident threadgroups and their SIMD-groups,
+//!   barriers (released when every live SIMD-group of the threadgroup has arrived), the
+//!   instruction budget and the counters.
+//! - **Timing** (`timing`): a scheduler drives the machine. [`RunOptions::timing`] off:
+//!   threadgroups in order, SIMD-groups round robin, no cycles. On: the v1 model with cores,
+//!   schedulers, a per-SIMD-group scoreboard, and an L1 / L2 / SLC / DRAM hierarchy, all
+//!   parameters from the `Gpu` model. Timing never computes values; the functional engine
+//!   never counts cycles.
+//!
+//! # Guarantees
+//!
+//! - Deterministic: the same inputs give bit-identical buffers and stats on every run.
+//!   Functional effects happen in one global order (by cycle, then core, then scheduler).
+//! - Race-free kernels give the same buffers with and without timing.
+//! - A function that passes the ISA verifier never makes the simulator panic.
+//! - Atomics of one instruction run lane by lane in ascending lane order; stores of
+//!   several lanes to one address leave the highest lane's value; reductions combine
+//!   lanes in ascending order.
+//!
+//! # Semantics chosen where Metal leaves a choice
+//!
+//! - A shuffle (or broadcast) whose source lane is out of range or inactive gives the
+//!   reading lane its own value; this includes the missing lanes of a partial SIMD-group.
+//! - A faulting instruction has no effect; the run stops there.
+//! - A threadgroup barrier reached by only some lanes of a SIMD-group counts the whole
+//!   SIMD-group as arrived; SIMD-groups that finished do not hold a barrier back.
+//! - Float arithmetic is IEEE in `f32` (16-bit types round after every operation, which
+//!   is exact for `+ - * /`); `fma` is fused (one rounding) for every float type; math
+//!   functions use Rust's `f32` functions (Metal's fast-math ULP limits are not modeled
+//!   yet).
+//!
+//! # Limitations (v1)
+//!
+//! - Without timing, threadgroups run one after another and a SIMD-group runs until it
+//!   waits or finishes: a kernel that spins on a flag another SIMD-group or threadgroup
+//!   sets runs out of instruction budget (with timing it makes progress).
+//! - Registers do not limit occupancy; threadgroup-memory bank conflicts, per-address
+//!   atomic serialization and L1 coherence are not modeled.
+//! - [`FaultKind::BarrierDeadlock`] is never reported: a barrier is released once every
+//!   live SIMD-group has arrived.
+
+mod access;
+mod alu;
+mod cvt;
+mod dispatch;
+mod error;
+mod exec;
+mod fault;
+mod lanes;
+mod machine;
+mod memory;
+mod outcome;
+mod program;
+mod regalloc;
+mod regs;
+mod run;
+mod simt;
+mod timing;
+
+pub use error::SimError;
+pub use fault::{FaultKind, KernelFault};
+pub use outcome::{DEFAULT_INSTRUCTION_BUDGET, RunOptions, RunOutcome, Stats};
+pub use run::run;

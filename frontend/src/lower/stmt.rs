@@ -1,0 +1,712 @@
+//! Statements: declarations, control flow, and the scopes and loop contexts they open.
+
+use std::collections::HashMap;
+
+use metalsim_isa::{Alloc, CmpCond, Op, Space, Type};
+
+use crate::ast::{self, Expr, ExprKind, Init, Stmt, StmtKind, TypeKind};
+use crate::lower::consteval;
+use crate::lower::types::Ty;
+use crate::lower::{Binding, FnLowerer, LoopCtx, Place};
+
+impl FnLowerer<'_, '_> {
+    /// Lowers a list of statements in a new scope.
+    pub fn block(&mut self, stmts: &[Stmt]) {
+        self.scopes.push(HashMap::new());
+        for s in stmts {
+            self.stmt(s);
+        }
+        self.scopes.pop();
+    }
+
+    /// Starts a fresh block for code that follows a jump (it is unreachable unless a label
+    /// leads to it).
+    fn after_jump(&mut self) {
+        let b = self.s.create_block();
+        self.s.seal(b);
+        self.s.switch_to(b);
+    }
+
+    /// Lowers one statement.
+    pub fn stmt(&mut self, st: &Stmt) {
+        if self.s.is_terminated() {
+            self.after_jump();
+        }
+        self.at(st.span);
+        match &st.kind {
+            StmtKind::Decl(vars) => {
+                for v in vars {
+                    self.local_var(v);
+                }
+            }
+            StmtKind::Expr(e) => {
+                self.rvalue(e);
+            }
+            StmtKind::Block(b) => self.block(&b.stmts),
+            StmtKind::If { cond, then_, else_ } => {
+                let Some(c) = self.rvalue(cond).and_then(|c| self.condition(c, cond.span)) else {
+                    return;
+                };
+                self.at(st.span);
+                let tb = self.s.create_block();
+                let join = self.s.create_block();
+                let fb = if else_.is_some() {
+                    self.s.create_block()
+                } else {
+                    join
+                };
+                self.s.br_if(c, tb, fb);
+                self.s.seal(tb);
+                self.s.switch_to(tb);
+                self.scoped(then_);
+                self.s.br(join);
+                if let Some(e) = else_ {
+                    self.s.seal(fb);
+                    self.s.switch_to(fb);
+                    self.scoped(e);
+                    self.s.br(join);
+                }
+                self.s.seal(join);
+                self.s.switch_to(join);
+            }
+            StmtKind::While { cond, body } => {
+                self.lower_loop(None, Some(cond), None, body, false, st)
+            }
+            StmtKind::DoWhile { body, cond } => {
+                self.lower_loop(None, Some(cond), None, body, true, st)
+            }
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                self.scopes.push(HashMap::new());
+                self.lower_loop(
+                    init.as_deref(),
+                    cond.as_ref(),
+                    step.as_ref(),
+                    body,
+                    false,
+                    st,
+                );
+                self.scopes.pop();
+            }
+            StmtKind::Switch { cond, body } => self.switch(cond, body, st),
+            StmtKind::Case(_) | StmtKind::Default => {
+                self.error(
+                    "`case` and `default` labels must be directly inside a `switch` body",
+                    st.span,
+                );
+            }
+            StmtKind::Break => {
+                let base = self.inlines.last().map_or(0, |c| c.loops_base);
+                match self.loops.last() {
+                    Some(l) if self.loops.len() > base => {
+                        let t = l.break_to;
+                        self.s.br(t);
+                    }
+                    _ => self.error("`break` outside a loop or switch", st.span),
+                }
+            }
+            StmtKind::Continue => {
+                let base = self.inlines.last().map_or(0, |c| c.loops_base);
+                let target = self.loops[base.min(self.loops.len())..]
+                    .iter()
+                    .rev()
+                    .find_map(|l| l.continue_to);
+                match target {
+                    Some(t) => self.s.br(t),
+                    None => self.error("`continue` outside a loop", st.span),
+                }
+            }
+            StmtKind::Return(value) => self.ret(value.as_ref(), st),
+            StmtKind::StaticAssert { cond, message } => match self.eval_const(cond) {
+                Some(c) if c.as_bool() => {}
+                Some(_) => {
+                    let m = message
+                        .clone()
+                        .unwrap_or_else(|| "static assertion failed".into());
+                    self.error(format!("static_assert failed: {m}"), st.span);
+                }
+                None => self.error("static_assert needs a constant condition", cond.span),
+            },
+            StmtKind::Empty | StmtKind::Error => {}
+        }
+    }
+
+    /// A statement in its own scope (the body of an `if` or loop).
+    fn scoped(&mut self, st: &Stmt) {
+        match &st.kind {
+            StmtKind::Block(b) => self.block(&b.stmts),
+            _ => self.block(std::slice::from_ref(st)),
+        }
+    }
+
+    fn ret(&mut self, value: Option<&Expr>, st: &Stmt) {
+        match self.inlines.last() {
+            None => {
+                if let Some(v) = value {
+                    self.error(
+                        "a kernel returns `void`; `return` takes no value here",
+                        v.span,
+                    );
+                    return;
+                }
+                self.s.ret();
+            }
+            Some(ctx) => {
+                let (ret_block, ret_ty, slots) =
+                    (ctx.ret_block, ctx.ret_ty.clone(), ctx.ret_slots.clone());
+                match (value, &ret_ty) {
+                    (None, Ty::Void) => {}
+                    (Some(v), Ty::Void) => {
+                        self.error("this function returns `void`", v.span);
+                        return;
+                    }
+                    (None, _) => {
+                        self.error("this function must return a value", st.span);
+                        return;
+                    }
+                    (Some(v), ty) => {
+                        let Some(val) = self.init_value(ty, v) else {
+                            return;
+                        };
+                        for (s, p) in slots.iter().zip(&val.parts) {
+                            self.s.write(*s, *p);
+                        }
+                    }
+                }
+                self.at(st.span);
+                self.s.br(ret_block);
+            }
+        }
+    }
+
+    /// `for`, `while` and `do`-`while`.
+    fn lower_loop(
+        &mut self,
+        init: Option<&Stmt>,
+        cond: Option<&Expr>,
+        step: Option<&Expr>,
+        body: &Stmt,
+        do_while: bool,
+        st: &Stmt,
+    ) {
+        if let Some(i) = init {
+            self.stmt(i);
+        }
+        self.at(st.span);
+        let header = self.s.create_block();
+        let body_block = self.s.create_block();
+        let latch = self.s.create_block();
+        let exit = self.s.create_block();
+        if do_while {
+            self.s.br(body_block);
+        } else {
+            self.s.br(header);
+        }
+        // The header tests the condition; the latch runs the step then jumps back.
+        self.s.switch_to(header);
+        match cond {
+            Some(c) => {
+                let v = self.rvalue(c).and_then(|v| self.condition(v, c.span));
+                self.at(c.span);
+                match v {
+                    Some(v) => self.s.br_if(v, body_block, exit),
+                    None => self.s.br(exit),
+                }
+            }
+            None => self.s.br(body_block),
+        }
+        self.s.seal(body_block);
+        self.s.switch_to(body_block);
+        self.loops.push(LoopCtx {
+            break_to: exit,
+            continue_to: Some(latch),
+        });
+        self.scoped(body);
+        self.loops.pop();
+        self.s.br(latch);
+        self.s.seal(latch);
+        self.s.switch_to(latch);
+        if let Some(s) = step {
+            self.rvalue(s);
+        }
+        self.at(st.span);
+        self.s.br(header);
+        self.s.seal(header);
+        self.s.seal(exit);
+        self.s.switch_to(exit);
+    }
+
+    /// `switch`: a chain of comparisons to the case blocks, which fall through in order.
+    fn switch(&mut self, cond: &Expr, body: &Stmt, st: &Stmt) {
+        let Some(v) = self.rvalue(cond) else { return };
+        let Some(s) =
+            v.ty.elem_scalar()
+                .filter(|s| s.is_int() && matches!(v.ty, Ty::Scalar(_)))
+        else {
+            let t = self.show(&v.ty);
+            self.error(format!("`switch` needs an integer, found `{t}`"), cond.span);
+            return;
+        };
+        let stmts: &[Stmt] = match &body.kind {
+            StmtKind::Block(b) => &b.stmts,
+            _ => std::slice::from_ref(body),
+        };
+        // Split the body at its labels.
+        let mut labels: Vec<(Option<i128>, usize, ast::Stmt)> = Vec::new();
+        for (i, s2) in stmts.iter().enumerate() {
+            match &s2.kind {
+                StmtKind::Case(e) => match self.eval_const(e) {
+                    Some(c) if !c.ty.is_float() => {
+                        let k = c.cast(s).as_i128();
+                        if labels.iter().any(|l| l.0 == Some(k)) {
+                            self.error(format!("duplicate case value {k}"), e.span);
+                        }
+                        labels.push((Some(k), i, s2.clone()));
+                    }
+                    _ => self.error("a case label must be an integer constant", e.span),
+                },
+                StmtKind::Default => {
+                    if labels.iter().any(|l| l.0.is_none()) {
+                        self.error("two `default` labels", s2.span);
+                    }
+                    labels.push((None, i, s2.clone()));
+                }
+                _ => {}
+            }
+        }
+        if labels.first().is_some_and(|l| l.1 != 0) || (labels.is_empty() && !stmts.is_empty()) {
+            let sp = stmts[0].span;
+            self.error(
+                "statements before the first `case` label are never executed",
+                sp,
+            );
+        }
+        self.at(st.span);
+        let exit = self.s.create_block();
+        let blocks: Vec<_> = labels.iter().map(|_| self.s.create_block()).collect();
+        let default = labels
+            .iter()
+            .position(|l| l.0.is_none())
+            .map(|i| blocks[i])
+            .unwrap_or(exit);
+        for (i, (k, _, lst)) in labels.iter().enumerate() {
+            let Some(k) = k else { continue };
+            self.at(lst.span);
+            let kc = self.constant(consteval::Const::int(s, *k));
+            let c = self.s.val(Op::Cmp(CmpCond::Eq), s.isa(), &[v.parts[0], kc]);
+            let next = self.s.create_block();
+            self.s.br_if(c, blocks[i], next);
+            self.s.seal(next);
+            self.s.switch_to(next);
+        }
+        self.s.br(default);
+        self.loops.push(LoopCtx {
+            break_to: exit,
+            continue_to: None,
+        });
+        self.scopes.push(HashMap::new());
+        for (i, (_, start, _)) in labels.iter().enumerate() {
+            // Fall through from the previous case.
+            self.s.br(blocks[i]);
+            self.s.seal(blocks[i]);
+            self.s.switch_to(blocks[i]);
+            let end = labels.get(i + 1).map_or(stmts.len(), |l| l.1);
+            for s2 in &stmts[start + 1..end] {
+                self.stmt(s2);
+            }
+        }
+        self.scopes.pop();
+        self.loops.pop();
+        self.s.br(exit);
+        self.s.seal(exit);
+        self.s.switch_to(exit);
+    }
+
+    /// A local variable declaration.
+    fn local_var(&mut self, v: &ast::VarDecl) {
+        let name = v.name.name.clone();
+        let init_expr = v.init.as_ref().map(|i| match i {
+            Init::Assign(e) => e.clone(),
+            Init::Ctor(args) => match args.as_slice() {
+                [one] => one.clone(),
+                _ => Expr {
+                    kind: ExprKind::Call {
+                        callee: Box::new(Expr {
+                            kind: ExprKind::Name {
+                                path: ast::Path {
+                                    global: false,
+                                    segments: vec![ast::Ident {
+                                        name: type_name_of(&v.ty).unwrap_or_default(),
+                                        span: v.ty.span,
+                                    }],
+                                    span: v.ty.span,
+                                },
+                                args: Vec::new(),
+                            },
+                            span: v.ty.span,
+                        }),
+                        args: args.clone(),
+                    },
+                    span: v.span,
+                },
+            },
+            Init::Brace(items) => Expr {
+                kind: ExprKind::InitList(items.clone()),
+                span: v.span,
+            },
+        });
+        // `auto x = e;`
+        if matches!(strip_quals(&v.ty), TypeKind::Auto) {
+            let Some(e) = &init_expr else {
+                self.error("`auto` needs an initializer", v.span);
+                return;
+            };
+            let Some(val) = self.rvalue(e) else { return };
+            let slots = self.new_slots(&val.ty);
+            for (s, p) in slots.iter().zip(&val.parts) {
+                self.s.write(*s, *p);
+            }
+            self.bind(
+                &name,
+                Binding::Place(Place::Var {
+                    ty: val.ty,
+                    slots,
+                    is_const: false,
+                }),
+            );
+            return;
+        }
+        let Some(mut d) = self.resolve_type(&v.ty) else {
+            return;
+        };
+        if d.unsized_array {
+            match (&d.ty, init_expr.as_ref().map(|e| &e.kind)) {
+                (Ty::Array(e, _), Some(ExprKind::InitList(items))) if !items.is_empty() => {
+                    d.ty = Ty::Array(e.clone(), items.len() as u32);
+                }
+                _ => {
+                    self.error("an array without a size needs an initializer list", v.span);
+                    return;
+                }
+            }
+        }
+        if matches!(d.ty, Ty::Void | Ty::Atomic(_)) && !d.is_ref {
+            let t = self.show(&d.ty);
+            self.error(
+                format!("cannot declare a local variable of type `{t}`"),
+                v.span,
+            );
+            return;
+        }
+        // Compile-time constants.
+        if (v.storage.constexpr || d.is_const)
+            && !d.is_ref
+            && let Ty::Scalar(s) = d.ty
+            && let Some(e) = &init_expr
+        {
+            if let Some(c) = self.eval_const(e) {
+                self.bind(&name, Binding::Const(c.cast(s)));
+                return;
+            }
+            if v.storage.constexpr {
+                self.error(
+                    "a `constexpr` variable needs a constant initializer",
+                    e.span,
+                );
+                return;
+            }
+        }
+        if d.is_ref {
+            let Some(e) = &init_expr else {
+                self.error("a reference needs an initializer", v.span);
+                return;
+            };
+            if !self.is_place_expr(e) {
+                self.error("a reference must be bound to an object", e.span);
+                return;
+            }
+            let Some(p) = self.place(e) else { return };
+            let pty = self.place_ty(&p);
+            if pty != d.ty {
+                let (a, b) = (self.show(&pty), self.show(&d.ty));
+                self.error(
+                    format!("cannot bind a `{a}` to a reference to `{b}`"),
+                    e.span,
+                );
+                return;
+            }
+            self.bind(&name, Binding::Place(p));
+            return;
+        }
+        let space = d.space.unwrap_or(Space::Thread);
+        match space {
+            Space::Threadgroup => {
+                if init_expr.is_some() {
+                    self.error("threadgroup variables cannot have initializers", v.span);
+                    return;
+                }
+                let size = self.g.structs.size(&d.ty);
+                let align = self.g.structs.align(&d.ty);
+                let id = self.tg_allocs.len() as u32;
+                self.tg_allocs.push(Alloc {
+                    size,
+                    align,
+                    name: name.clone(),
+                });
+                let addr = self.s.val(Op::ThreadgroupAddr(id), Type::U64, &[]);
+                self.bind(
+                    &name,
+                    Binding::Place(Place::Mem {
+                        ty: d.ty,
+                        addr,
+                        offset: 0,
+                        space: Space::Threadgroup,
+                        is_const: d.is_const,
+                    }),
+                );
+            }
+            Space::Constant => {
+                let Some(e) = init_expr else {
+                    self.error("a `constant` variable needs an initializer", v.span);
+                    return;
+                };
+                let size = self.g.structs.size(&d.ty);
+                let mut bytes = vec![0u8; size as usize];
+                let consts: HashMap<String, consteval::Const> = self
+                    .scopes
+                    .iter()
+                    .flat_map(|s| s.iter())
+                    .filter_map(|(k, b)| match b {
+                        Binding::Const(c) => Some((k.clone(), *c)),
+                        _ => None,
+                    })
+                    .collect();
+                let lookup = move |n: &str| consts.get(n).copied();
+                if !self.g.const_init_bytes(&d.ty, &e, 0, &mut bytes, &lookup) {
+                    return;
+                }
+                let id = self.g.data.len() as u32;
+                self.g.data.push(metalsim_isa::DataObject {
+                    bytes,
+                    align: self.g.structs.align(&d.ty),
+                    name: name.clone(),
+                });
+                let addr = self.s.val(Op::DataAddr(id), Type::U64, &[]);
+                self.bind(
+                    &name,
+                    Binding::Place(Place::Mem {
+                        ty: d.ty,
+                        addr,
+                        offset: 0,
+                        space: Space::Constant,
+                        is_const: true,
+                    }),
+                );
+            }
+            Space::Device => {
+                self.error(
+                    "local variables cannot be in the device address space",
+                    v.span,
+                );
+            }
+            Space::Thread => {
+                let in_memory = contains_array(&d.ty) || self.addr_taken.contains(&name);
+                let value = match &init_expr {
+                    Some(e) => match self.init_value(&d.ty, e) {
+                        Some(v) => Some(v),
+                        None => return,
+                    },
+                    None => None,
+                };
+                self.at(v.span);
+                if in_memory {
+                    let size = self.g.structs.size(&d.ty);
+                    let align = self.g.structs.align(&d.ty);
+                    let id = self.locals.len() as u32;
+                    self.locals.push(Alloc {
+                        size,
+                        align,
+                        name: name.clone(),
+                    });
+                    let addr = self.s.val(Op::LocalAddr(id), Type::U64, &[]);
+                    let place = Place::Mem {
+                        ty: d.ty.clone(),
+                        addr,
+                        offset: 0,
+                        space: Space::Thread,
+                        is_const: false,
+                    };
+                    let value = value.unwrap_or_else(|| self.zero(&d.ty));
+                    self.store(&place, &value, v.span);
+                    if let Place::Mem {
+                        ty,
+                        addr,
+                        offset,
+                        space,
+                        ..
+                    } = place
+                    {
+                        self.bind(
+                            &name,
+                            Binding::Place(Place::Mem {
+                                ty,
+                                addr,
+                                offset,
+                                space,
+                                is_const: d.is_const,
+                            }),
+                        );
+                    }
+                } else {
+                    let slots = self.new_slots(&d.ty);
+                    let value = match value {
+                        Some(v) => v,
+                        None => self.zero(&d.ty),
+                    };
+                    for (s, p) in slots.iter().zip(&value.parts) {
+                        self.s.write(*s, *p);
+                    }
+                    self.bind(
+                        &name,
+                        Binding::Place(Place::Var {
+                            ty: d.ty,
+                            slots,
+                            is_const: d.is_const,
+                        }),
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn strip_quals(t: &ast::TypeExpr) -> &TypeKind {
+    match &t.kind {
+        TypeKind::Qualified { inner, .. } => strip_quals(inner),
+        k => k,
+    }
+}
+
+fn type_name_of(t: &ast::TypeExpr) -> Option<String> {
+    match strip_quals(t) {
+        TypeKind::Named { path, .. } => Some(path.last().to_string()),
+        _ => None,
+    }
+}
+
+/// Arrays live in memory (they are indexed at run time); so do structs holding them.
+pub fn contains_array(ty: &Ty) -> bool {
+    matches!(ty, Ty::Array(..))
+}
+
+/// Collects the names whose address is taken (`&x`) anywhere in a body, so those variables
+/// are given memory.
+pub fn addr_taken_names(stmts: &[Stmt], out: &mut std::collections::HashSet<String>) {
+    fn expr(e: &Expr, out: &mut std::collections::HashSet<String>) {
+        use ExprKind::*;
+        match &e.kind {
+            Unary { op, operand } => {
+                if *op == ast::UnaryOp::AddrOf {
+                    let mut base = operand.as_ref();
+                    while let Member {
+                        base: b,
+                        arrow: false,
+                        ..
+                    }
+                    | Index { base: b, .. } = &base.kind
+                    {
+                        base = b;
+                    }
+                    if let Name { path, .. } = &base.kind {
+                        out.insert(path.last().to_string());
+                    }
+                }
+                expr(operand, out);
+            }
+            Postfix { operand, .. } => expr(operand, out),
+            Binary { lhs, rhs, .. } | Assign { lhs, rhs, .. } => {
+                expr(lhs, out);
+                expr(rhs, out);
+            }
+            Conditional { cond, then_, else_ } => {
+                expr(cond, out);
+                expr(then_, out);
+                expr(else_, out);
+            }
+            Call { callee, args } => {
+                expr(callee, out);
+                for a in args {
+                    expr(a, out);
+                }
+            }
+            Member { base, .. } => expr(base, out),
+            Index { base, index } => {
+                expr(base, out);
+                expr(index, out);
+            }
+            Cast { expr: x, .. } | SizeofExpr(x) => expr(x, out),
+            InitList(items) | TypedInitList { elems: items, .. } => {
+                for i in items {
+                    expr(i, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    fn stmt(s: &Stmt, out: &mut std::collections::HashSet<String>) {
+        match &s.kind {
+            StmtKind::Decl(vars) => {
+                for v in vars {
+                    match &v.init {
+                        Some(Init::Assign(e)) => expr(e, out),
+                        Some(Init::Ctor(es) | Init::Brace(es)) => {
+                            es.iter().for_each(|e| expr(e, out))
+                        }
+                        None => {}
+                    }
+                }
+            }
+            StmtKind::Expr(e) | StmtKind::Case(e) => expr(e, out),
+            StmtKind::Return(Some(e)) => expr(e, out),
+            StmtKind::Block(b) => b.stmts.iter().for_each(|s| stmt(s, out)),
+            StmtKind::If { cond, then_, else_ } => {
+                expr(cond, out);
+                stmt(then_, out);
+                if let Some(e) = else_ {
+                    stmt(e, out);
+                }
+            }
+            StmtKind::For {
+                init,
+                cond,
+                step,
+                body,
+            } => {
+                if let Some(i) = init {
+                    stmt(i, out);
+                }
+                if let Some(c) = cond {
+                    expr(c, out);
+                }
+                if let Some(s2) = step {
+                    expr(s2, out);
+                }
+                stmt(body, out);
+            }
+            StmtKind::While { cond, body }
+            | StmtKind::DoWhile { body, cond }
+            | StmtKind::Switch { cond, body } => {
+                expr(cond, out);
+                stmt(body, out);
+            }
+            _ => {}
+        }
+    }
+    for s in stmts {
+        stmt(s, out);
+    }
+}

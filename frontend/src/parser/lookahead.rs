@@ -1,0 +1,507 @@
+//! Plain token-slice questions the grammar asks before committing to a shape: "does a
+//! declaration start here?", "is this parenthesized thing a type?", "where does this
+//! broken statement end?". Each takes the parser's [`Ctx`] and a token index, never
+//! consumes anything and never fails.
+
+use crate::token::{Keyword, Punct, Token};
+
+use super::Ctx;
+
+/// Whether `name` is a builtin MSL type name: scalars with vector suffixes, matrices,
+/// packed vectors, atomics, `simdgroup_*` matrices, textures and the template names.
+pub fn is_builtin_type(name: &str) -> bool {
+    const SCALARS: &[&str] = &[
+        "bool",
+        "char",
+        "uchar",
+        "short",
+        "ushort",
+        "int",
+        "uint",
+        "long",
+        "ulong",
+        "half",
+        "float",
+        "bfloat",
+        "size_t",
+        "ptrdiff_t",
+    ];
+    const OTHERS: &[&str] = &[
+        "void",
+        "int8_t",
+        "uint8_t",
+        "int16_t",
+        "uint16_t",
+        "int32_t",
+        "uint32_t",
+        "int64_t",
+        "uint64_t",
+        "intptr_t",
+        "uintptr_t",
+        "atomic_int",
+        "atomic_uint",
+        "atomic_float",
+        "atomic_bool",
+        "atomic_long",
+        "atomic_ulong",
+        "sampler",
+        "simdgroup_float8x8",
+        "simdgroup_half8x8",
+        "simdgroup_bfloat8x8",
+        "packed_float2x2",
+    ];
+    if SCALARS.contains(&name) || OTHERS.contains(&name) || is_template_type(name) {
+        return true;
+    }
+    let unpacked = name.strip_prefix("packed_").unwrap_or(name);
+    // Vectors: a scalar name and 2, 3 or 4.
+    if let Some(base) = unpacked.strip_suffix(['2', '3', '4']) {
+        if SCALARS[..12].contains(&base) {
+            return true;
+        }
+        // Matrices: float4x4, half2x3, bfloat3x3 (not packed).
+        if let Some(base) = base
+            .strip_suffix('x')
+            .filter(|_| unpacked.len() == name.len())
+        {
+            return base
+                .strip_suffix(['2', '3', '4'])
+                .is_some_and(|b| matches!(b, "float" | "half" | "bfloat"));
+        }
+    }
+    false
+}
+
+/// Whether `name` is a builtin template (`vec<float, 4>`, `array<int, 3>`, `atomic<uint>`...),
+/// after which `<` opens template arguments rather than comparing.
+pub fn is_template_type(name: &str) -> bool {
+    matches!(
+        name,
+        "vec"
+            | "array"
+            | "atomic"
+            | "matrix"
+            | "packed_vec"
+            | "simdgroup_matrix"
+            | "array_ref"
+            | "texture1d"
+            | "texture1d_array"
+            | "texture2d"
+            | "texture2d_array"
+            | "texture2d_ms"
+            | "texture2d_ms_array"
+            | "texture3d"
+            | "texturecube"
+            | "texturecube_array"
+            | "texture_buffer"
+            | "depth2d"
+            | "depth2d_array"
+            | "depth2d_ms"
+            | "depth2d_ms_array"
+            | "depthcube"
+            | "depthcube_array"
+    )
+}
+
+impl Ctx<'_> {
+    fn tok(&self, i: usize) -> Option<&Token> {
+        self.tokens.get(i)
+    }
+
+    fn is(&self, i: usize, p: Punct) -> bool {
+        self.tok(i) == Some(&Token::Punct(p))
+    }
+
+    fn is_kw(&self, i: usize, k: Keyword) -> bool {
+        self.tok(i) == Some(&Token::Keyword(k))
+    }
+
+    fn ident(&self, i: usize) -> Option<&str> {
+        match self.tok(i) {
+            Some(Token::Ident(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// A builtin template or a template declared anywhere in the input.
+    pub fn is_template_name(&self, name: &str) -> bool {
+        is_template_type(name) || self.templates.contains(name)
+    }
+
+    /// A builtin type or a struct/typedef name seen anywhere in the input.
+    pub fn is_type_name(&self, name: &str) -> bool {
+        is_builtin_type(name) || self.types.contains(name)
+    }
+
+    /// After a path `a::b::c` starting at `i` (with an optional leading `::`): the index
+    /// after it and its last segment.
+    fn path_end(&self, mut i: usize) -> Option<(usize, &str)> {
+        if self.is(i, Punct::ColonColon) {
+            i += 1;
+        }
+        let mut last = self.ident(i)?;
+        i += 1;
+        while self.is(i, Punct::ColonColon) {
+            match self.ident(i + 1) {
+                Some(s) => {
+                    last = s;
+                    i += 2;
+                }
+                None => break,
+            }
+        }
+        Some((i, last))
+    }
+
+    /// At `<` (index `i`): the index after the matching `>`, or `None` when a `;`, `{`, `}`
+    /// or the end comes first.
+    pub fn template_args_end(&self, mut i: usize) -> Option<usize> {
+        let mut angles = 0usize;
+        let mut parens = 0usize;
+        while let Some(t) = self.tok(i) {
+            match t {
+                Token::Punct(Punct::Lt) if parens == 0 => angles += 1,
+                Token::Punct(Punct::Gt) if parens == 0 => {
+                    angles = angles.checked_sub(1)?;
+                    if angles == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                Token::Punct(Punct::LParen | Punct::LBracket) => parens += 1,
+                Token::Punct(Punct::RParen | Punct::RBracket) => parens = parens.checked_sub(1)?,
+                Token::Punct(Punct::Semi | Punct::LBrace | Punct::RBrace) => return None,
+                _ => {}
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// Whether the token before `i` names a template, so a `<` at `i` opens arguments.
+    pub fn opens_template_args(&self, i: usize) -> bool {
+        self.is(i, Punct::Lt)
+            && i > 0
+            && match self.tok(i - 1) {
+                Some(Token::Ident(s)) => self.is_template_name(s) || &**s == "as_type",
+                Some(Token::Keyword(k)) => matches!(
+                    k,
+                    Keyword::StaticCast
+                        | Keyword::ReinterpretCast
+                        | Keyword::ConstCast
+                        | Keyword::DynamicCast
+                        | Keyword::Template
+                ),
+                _ => false,
+            }
+    }
+
+    /// Whether a type certainly starts at `i`: a qualifier or type keyword, or a (qualified)
+    /// name whose last part is a builtin type or a known struct/typedef name. Used where an
+    /// expression could also appear: casts, `sizeof`, template arguments.
+    pub fn type_starts(&self, i: usize) -> bool {
+        match self.tok(i) {
+            Some(Token::Keyword(k)) => matches!(
+                k,
+                Keyword::Const
+                    | Keyword::Volatile
+                    | Keyword::Device
+                    | Keyword::Constant
+                    | Keyword::Threadgroup
+                    | Keyword::Thread
+                    | Keyword::ThreadgroupImageblock
+                    | Keyword::Unsigned
+                    | Keyword::Signed
+                    | Keyword::Void
+                    | Keyword::Auto
+                    | Keyword::Decltype
+                    | Keyword::Struct
+                    | Keyword::Class
+                    | Keyword::Typename
+                    | Keyword::Enum
+                    | Keyword::Union
+            ),
+            Some(Token::Ident(_) | Token::Punct(Punct::ColonColon)) => self.named_type_starts(i),
+            _ => false,
+        }
+    }
+
+    /// Whether a (qualified) type name starts at `i` (no keywords).
+    pub fn named_type_starts(&self, i: usize) -> bool {
+        self.path_end(i)
+            .is_some_and(|(_, last)| self.is_type_name(last))
+    }
+
+    /// Whether `(` at `i` opens a C-style cast: `(` then a certain type.
+    pub fn cast_starts(&self, i: usize) -> bool {
+        self.is(i, Punct::LParen) && self.type_starts(i + 1)
+    }
+
+    /// Whether a statement starting at `i` is a declaration rather than an expression.
+    pub fn decl_starts(&self, i: usize) -> bool {
+        match self.tok(i) {
+            Some(Token::Keyword(k)) => matches!(
+                k,
+                Keyword::Const
+                    | Keyword::Volatile
+                    | Keyword::Static
+                    | Keyword::Constexpr
+                    | Keyword::Device
+                    | Keyword::Constant
+                    | Keyword::Threadgroup
+                    | Keyword::Thread
+                    | Keyword::ThreadgroupImageblock
+                    | Keyword::Unsigned
+                    | Keyword::Signed
+                    | Keyword::Auto
+                    | Keyword::Decltype
+                    | Keyword::Struct
+                    | Keyword::Class
+                    | Keyword::Union
+                    | Keyword::Enum
+                    | Keyword::Typename
+                    | Keyword::Void
+                    | Keyword::Inline
+                    | Keyword::Extern
+                    | Keyword::Mutable
+                    | Keyword::Restrict
+            ),
+            Some(Token::Ident(_) | Token::Punct(Punct::ColonColon)) => {
+                let Some((mut j, last)) = self.path_end(i) else {
+                    return false;
+                };
+                if self.is_template_name(last) && self.is(j, Punct::Lt) {
+                    match self.template_args_end(j) {
+                        Some(end) => j = end,
+                        None => return false,
+                    }
+                    return !self.is(j, Punct::LParen) && !self.is(j, Punct::LBrace);
+                }
+                let known = self.is_type_name(last);
+                match self.tok(j) {
+                    Some(Token::Ident(_)) => true,
+                    Some(Token::Keyword(
+                        Keyword::Const
+                        | Keyword::Volatile
+                        | Keyword::Device
+                        | Keyword::Constant
+                        | Keyword::Threadgroup
+                        | Keyword::Thread,
+                    )) => true,
+                    Some(Token::Punct(Punct::Star | Punct::Amp | Punct::AndAnd)) => {
+                        if known {
+                            return true;
+                        }
+                        // `T * p =`, `T & r =`, `T ** p;`, `T * const p,` ...
+                        let mut k = j;
+                        while matches!(
+                            self.tok(k),
+                            Some(Token::Punct(Punct::Star | Punct::Amp | Punct::AndAnd))
+                                | Some(Token::Keyword(
+                                    Keyword::Const
+                                        | Keyword::Volatile
+                                        | Keyword::Device
+                                        | Keyword::Constant
+                                        | Keyword::Threadgroup
+                                        | Keyword::Thread
+                                ))
+                        ) {
+                            k += 1;
+                        }
+                        self.ident(k).is_some()
+                            && matches!(
+                                self.tok(k + 1),
+                                Some(Token::Punct(
+                                    Punct::Assign | Punct::Semi | Punct::Comma | Punct::LBracket
+                                ))
+                            )
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `struct`/`class`/`enum`/`union` at `i` defines a type (`struct S {`,
+    /// `struct {`, `enum class E`) rather than naming one in a declaration.
+    pub fn type_definition_starts(&self, i: usize) -> bool {
+        let tagged = [
+            Keyword::Struct,
+            Keyword::Class,
+            Keyword::Enum,
+            Keyword::Union,
+        ]
+        .iter()
+        .any(|k| self.is_kw(i, *k));
+        if !tagged {
+            return self.is_kw(i, Keyword::Typedef)
+                || self.is_kw(i, Keyword::Template)
+                || (self.is_kw(i, Keyword::Using) && !self.is_kw(i + 1, Keyword::Namespace));
+        }
+        let mut j = i + 1;
+        if self.is_kw(j, Keyword::Class) || self.is_kw(j, Keyword::Struct) {
+            j += 1;
+        }
+        if self.ident(j).is_some() {
+            j += 1;
+        }
+        matches!(
+            self.tok(j),
+            Some(Token::Punct(Punct::LBrace | Punct::Colon | Punct::Semi))
+        )
+    }
+
+    /// Whether an identifier at `i` is followed by `(`: a constructor in a struct body.
+    pub fn ctor_starts(&self, i: usize) -> bool {
+        self.ident(i).is_some() && self.is(i + 1, Punct::LParen)
+    }
+
+    /// Whether `[` at `i` opens an array dimension (not an attribute `[[`).
+    pub fn array_dim_starts(&self, i: usize) -> bool {
+        self.is(i, Punct::LBracket) && !self.is(i + 1, Punct::LBracket)
+    }
+
+    /// At `(` or `[`: the index after the matching closer. A group left open ends before the
+    /// first `{` or `}` inside it, or its first `;` unless it is a `for` header, so that
+    /// recovery does not swallow the rest of the file.
+    fn paren_end(&self, i: usize) -> usize {
+        let for_header = i > 0 && self.is_kw(i - 1, Keyword::For);
+        let mut depth = 0usize;
+        let mut j = i;
+        while let Some(t) = self.tok(j) {
+            match t {
+                Token::Punct(Punct::LParen | Punct::LBracket) => depth += 1,
+                Token::Punct(Punct::RParen | Punct::RBracket) => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return j + 1;
+                    }
+                }
+                Token::Punct(Punct::LBrace | Punct::RBrace) if j > i => return j,
+                Token::Punct(Punct::Semi) if j > i && !for_header => return j,
+                _ => {}
+            }
+            j += 1;
+        }
+        j
+    }
+
+    /// At an opening bracket: the index after its matching closer.
+    pub fn skip_group(&self, i: usize) -> Option<usize> {
+        matches!(
+            self.tok(i),
+            Some(Token::Punct(
+                Punct::LParen | Punct::LBracket | Punct::LBrace
+            ))
+        )
+        .then(|| self.group_end(i))
+    }
+
+    /// At an opening bracket: the index after its matching closer (or the end).
+    fn group_end(&self, i: usize) -> usize {
+        let mut depth = 0usize;
+        let mut j = i;
+        while let Some(t) = self.tok(j) {
+            match t {
+                Token::Punct(Punct::LParen | Punct::LBracket | Punct::LBrace) => depth += 1,
+                Token::Punct(Punct::RParen | Punct::RBracket | Punct::RBrace) => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return j + 1;
+                    }
+                }
+                _ => {}
+            }
+            j += 1;
+        }
+        j
+    }
+
+    /// Where a broken statement starting at `i` ends: after its `;` or its braced group, or
+    /// before the `}` closing the enclosing block. `None` when nothing can be skipped.
+    pub fn skip_stmt(&self, i: usize) -> Option<usize> {
+        let mut j = i;
+        while let Some(t) = self.tok(j) {
+            match t {
+                Token::Punct(Punct::Semi) => return Some(j + 1),
+                Token::Punct(Punct::LBrace) => {
+                    j = self.group_end(j);
+                    if self.is(j, Punct::Semi) {
+                        j += 1;
+                    }
+                    return Some(j);
+                }
+                Token::Punct(Punct::LParen | Punct::LBracket) => j = self.paren_end(j),
+                Token::Punct(Punct::RBrace) => break,
+                _ => j += 1,
+            }
+        }
+        (j > i).then_some(j)
+    }
+
+    /// Where a broken declaration starting at `i` ends: after its `;` at depth 0, or after
+    /// its braced body (and a `;` right after it), or before a `}` closing an enclosing
+    /// namespace or struct.
+    pub fn skip_decl(&self, i: usize) -> Option<usize> {
+        let mut j = i;
+        while let Some(t) = self.tok(j) {
+            match t {
+                Token::Punct(Punct::Semi) => return Some(j + 1),
+                Token::Punct(Punct::LBrace) => {
+                    j = self.group_end(j);
+                    if self.is(j, Punct::Semi) {
+                        j += 1;
+                    }
+                    return Some(j);
+                }
+                Token::Punct(Punct::LParen | Punct::LBracket) => j = self.paren_end(j),
+                Token::Punct(Punct::RBrace | Punct::RParen | Punct::RBracket) => break,
+                _ => j += 1,
+            }
+        }
+        (j > i).then_some(j)
+    }
+
+    /// One token, whatever it is (the last resort at the top level).
+    pub fn skip_one(&self, i: usize) -> Option<usize> {
+        (i < self.tokens.len()).then_some(i + 1)
+    }
+
+    /// At `[` starting a lambda: the index after `[captures](params) mutable -> T { body }`.
+    pub fn skip_lambda(&self, i: usize) -> Option<usize> {
+        if !self.is(i, Punct::LBracket) {
+            return None;
+        }
+        let mut j = self.group_end(i);
+        if self.is(j, Punct::LParen) {
+            j = self.group_end(j);
+        }
+        // `mutable`, `noexcept`, `-> T`: anything up to the body on the same statement.
+        let mut k = j;
+        while let Some(t) = self.tok(k) {
+            match t {
+                Token::Punct(Punct::LBrace) => return Some(self.group_end(k)),
+                Token::Punct(Punct::Semi | Punct::RBrace | Punct::RParen | Punct::Comma) => {
+                    return None;
+                }
+                _ => k += 1,
+            }
+        }
+        None
+    }
+
+    /// After `:` starting a struct's base list or a constructor's initializer list: the
+    /// index of the `{` that follows.
+    pub fn skip_to_brace(&self, i: usize) -> Option<usize> {
+        let mut j = i;
+        while let Some(t) = self.tok(j) {
+            match t {
+                Token::Punct(Punct::LBrace) => return Some(j),
+                Token::Punct(Punct::LParen | Punct::LBracket) => j = self.paren_end(j),
+                Token::Punct(Punct::Semi | Punct::RBrace) => return None,
+                _ => j += 1,
+            }
+        }
+        None
+    }
+}

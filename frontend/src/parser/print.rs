@@ -1,0 +1,576 @@
+//! A compact S-expression rendering of the AST, for snapshot tests and debugging.
+//!
+//! Items and statements go one per line, indented two spaces per level; expressions and
+//! types stay on one line: `(+ a (* b c))`, `(ptr (const device float))`,
+//! `(array (array float 8) 4)`. Spans are not shown.
+
+use std::fmt::Write;
+
+use crate::ast::{
+    AddressSpace, Attribute, BinaryOp, Block, CastKind, Expr, ExprKind, FunctionDef, Init, Item,
+    Param, PostfixOp, Qualifiers, Stmt, StmtKind, TemplateArg, TranslationUnit, TypeExpr, TypeKind,
+    UnaryOp, VarDecl,
+};
+
+/// Renders a translation unit, one top-level item per line (nested parts indented).
+pub fn print_ast(tu: &TranslationUnit) -> String {
+    let mut out = String::new();
+    for item in &tu.items {
+        print_item(&mut out, item, 0);
+        out.push('\n');
+    }
+    out
+}
+
+/// Renders one expression on one line.
+pub fn print_expr(e: &Expr) -> String {
+    let mut out = String::new();
+    expr(&mut out, e);
+    out
+}
+
+/// Renders one type on one line.
+pub fn print_type(t: &TypeExpr) -> String {
+    let mut out = String::new();
+    ty(&mut out, t);
+    out
+}
+
+fn indent(out: &mut String, level: usize) {
+    for _ in 0..level {
+        out.push_str("  ");
+    }
+}
+
+fn print_item(out: &mut String, item: &Item, level: usize) {
+    indent(out, level);
+    match item {
+        Item::Function(f) => function(out, f, level),
+        Item::Struct(s) => {
+            let _ = write!(out, "(struct {}", s.name.name);
+            for f in &s.fields {
+                out.push('\n');
+                indent(out, level + 1);
+                out.push_str("(field ");
+                ty(out, &f.ty);
+                let _ = write!(out, " {}", f.name.name);
+                attrs(out, &f.attrs);
+                out.push(')');
+            }
+            for m in &s.methods {
+                out.push('\n');
+                indent(out, level + 1);
+                function(out, m, level + 1);
+            }
+            out.push(')');
+        }
+        Item::Vars(vars) => {
+            out.push_str("(vars");
+            for v in vars {
+                out.push(' ');
+                var_decl(out, v);
+            }
+            out.push(')');
+        }
+        Item::UsingNamespace(p, _) => {
+            let _ = write!(out, "(using-namespace {})", p.to_text());
+        }
+        Item::Alias { name, ty: t, .. } => {
+            let _ = write!(out, "(alias {} ", name.name);
+            ty(out, t);
+            out.push(')');
+        }
+        Item::Namespace { name, items, .. } => {
+            let name = name.as_ref().map_or("_", |n| n.name.as_str());
+            let _ = write!(out, "(namespace {name}");
+            for i in items {
+                out.push('\n');
+                print_item(out, i, level + 1);
+            }
+            out.push(')');
+        }
+        Item::StaticAssert { cond, message, .. } => static_assert(out, cond, message),
+        Item::Unsupported { what, .. } => {
+            let _ = write!(out, "(unsupported {what:?})");
+        }
+        Item::Error(_) => out.push_str("(error)"),
+    }
+}
+
+fn static_assert(out: &mut String, cond: &Expr, message: &Option<String>) {
+    out.push_str("(static-assert ");
+    expr(out, cond);
+    if let Some(m) = message {
+        let _ = write!(out, " {m:?}");
+    }
+    out.push(')');
+}
+
+fn function(out: &mut String, f: &FunctionDef, level: usize) {
+    out.push_str("(fn ");
+    let s = f.specifiers;
+    for (on, word) in [
+        (s.kernel, "kernel"),
+        (s.is_static, "static"),
+        (s.inline, "inline"),
+        (s.constexpr, "constexpr"),
+    ] {
+        if on {
+            out.push_str(word);
+            out.push(' ');
+        }
+    }
+    let _ = write!(out, "{} -> ", f.name.name);
+    ty(out, &f.ret);
+    attrs(out, &f.attrs);
+    for p in &f.params {
+        out.push('\n');
+        indent(out, level + 1);
+        param(out, p);
+    }
+    if let Some(body) = &f.body {
+        out.push('\n');
+        block(out, body, level + 1);
+    }
+    out.push(')');
+}
+
+fn param(out: &mut String, p: &Param) {
+    out.push_str("(param ");
+    ty(out, &p.ty);
+    if let Some(n) = &p.name {
+        let _ = write!(out, " {}", n.name);
+    }
+    attrs(out, &p.attrs);
+    if let Some(d) = &p.default {
+        out.push_str(" = ");
+        expr(out, d);
+    }
+    out.push(')');
+}
+
+fn attrs(out: &mut String, attrs: &[Attribute]) {
+    for a in attrs {
+        let _ = write!(out, " [[{}", a.name.name);
+        if !a.args.is_empty() {
+            out.push('(');
+            for (i, arg) in a.args.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                expr(out, arg);
+            }
+            out.push(')');
+        }
+        out.push_str("]]");
+    }
+}
+
+fn var_decl(out: &mut String, v: &VarDecl) {
+    out.push_str("(decl ");
+    if v.storage.is_static {
+        out.push_str("static ");
+    }
+    if v.storage.constexpr {
+        out.push_str("constexpr ");
+    }
+    ty(out, &v.ty);
+    let _ = write!(out, " {}", v.name.name);
+    match &v.init {
+        None => {}
+        Some(Init::Assign(e)) => {
+            out.push_str(" = ");
+            expr(out, e);
+        }
+        Some(Init::Ctor(args)) => list(out, " (ctor", args),
+        Some(Init::Brace(args)) => list(out, " (brace", args),
+    }
+    attrs(out, &v.attrs);
+    out.push(')');
+}
+
+/// `head a b c)`.
+fn list(out: &mut String, head: &str, items: &[Expr]) {
+    out.push_str(head);
+    for e in items {
+        out.push(' ');
+        expr(out, e);
+    }
+    out.push(')');
+}
+
+fn block(out: &mut String, b: &Block, level: usize) {
+    indent(out, level);
+    out.push_str("(block");
+    for s in &b.stmts {
+        out.push('\n');
+        stmt(out, s, level + 1);
+    }
+    out.push(')');
+}
+
+/// A statement on one line (for `for` headers).
+fn inline_stmt(out: &mut String, s: &Stmt) {
+    match &s.kind {
+        StmtKind::Decl(vars) => {
+            for (i, v) in vars.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                var_decl(out, v);
+            }
+        }
+        StmtKind::Expr(e) => {
+            out.push_str("(expr ");
+            expr(out, e);
+            out.push(')');
+        }
+        _ => stmt(out, s, 0),
+    }
+}
+
+fn child(out: &mut String, s: &Stmt, level: usize) {
+    out.push('\n');
+    stmt(out, s, level);
+}
+
+fn stmt(out: &mut String, s: &Stmt, level: usize) {
+    if let StmtKind::Block(b) = &s.kind {
+        block(out, b, level);
+        return;
+    }
+    indent(out, level);
+    match &s.kind {
+        StmtKind::Decl(vars) => {
+            for (i, v) in vars.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                    indent(out, level);
+                }
+                var_decl(out, v);
+            }
+        }
+        StmtKind::Expr(e) => {
+            out.push_str("(expr ");
+            expr(out, e);
+            out.push(')');
+        }
+        StmtKind::Block(_) => {}
+        StmtKind::If { cond, then_, else_ } => {
+            out.push_str("(if ");
+            expr(out, cond);
+            child(out, then_, level + 1);
+            if let Some(e) = else_ {
+                child(out, e, level + 1);
+            }
+            out.push(')');
+        }
+        StmtKind::For {
+            init,
+            cond,
+            step,
+            body,
+        } => {
+            out.push_str("(for ");
+            match init {
+                Some(i) => inline_stmt(out, i),
+                None => out.push('_'),
+            }
+            for part in [cond, step] {
+                out.push(' ');
+                match part {
+                    Some(e) => expr(out, e),
+                    None => out.push('_'),
+                }
+            }
+            child(out, body, level + 1);
+            out.push(')');
+        }
+        StmtKind::While { cond, body } => {
+            out.push_str("(while ");
+            expr(out, cond);
+            child(out, body, level + 1);
+            out.push(')');
+        }
+        StmtKind::DoWhile { body, cond } => {
+            out.push_str("(do");
+            child(out, body, level + 1);
+            out.push('\n');
+            indent(out, level + 1);
+            expr(out, cond);
+            out.push(')');
+        }
+        StmtKind::Switch { cond, body } => {
+            out.push_str("(switch ");
+            expr(out, cond);
+            child(out, body, level + 1);
+            out.push(')');
+        }
+        StmtKind::Case(e) => {
+            out.push_str("(case ");
+            expr(out, e);
+            out.push(')');
+        }
+        StmtKind::Default => out.push_str("default"),
+        StmtKind::Break => out.push_str("break"),
+        StmtKind::Continue => out.push_str("continue"),
+        StmtKind::Return(None) => out.push_str("(return)"),
+        StmtKind::Return(Some(e)) => {
+            out.push_str("(return ");
+            expr(out, e);
+            out.push(')');
+        }
+        StmtKind::StaticAssert { cond, message } => static_assert(out, cond, message),
+        StmtKind::Empty => out.push_str("empty"),
+        StmtKind::Error => out.push_str("(error)"),
+    }
+}
+
+fn quals(out: &mut String, q: &Qualifiers) {
+    let mut words: Vec<&str> = Vec::new();
+    if q.is_const {
+        words.push("const");
+    }
+    if q.is_volatile {
+        words.push("volatile");
+    }
+    if let Some(s) = q.space {
+        words.push(match s {
+            AddressSpace::Device => "device",
+            AddressSpace::Constant => "constant",
+            AddressSpace::Threadgroup => "threadgroup",
+            AddressSpace::Thread => "thread",
+            AddressSpace::ThreadgroupImageblock => "threadgroup_imageblock",
+        });
+    }
+    out.push_str(&words.join(" "));
+}
+
+fn ty(out: &mut String, t: &TypeExpr) {
+    match &t.kind {
+        TypeKind::Named { path, args } => {
+            out.push_str(&path.to_text());
+            template_args(out, args);
+        }
+        TypeKind::Qualified { quals: q, inner } => {
+            out.push('(');
+            quals(out, q);
+            out.push(' ');
+            ty(out, inner);
+            out.push(')');
+        }
+        TypeKind::Pointer { pointee, quals: q } => {
+            out.push_str("(ptr ");
+            if *q != Qualifiers::default() {
+                quals(out, q);
+                out.push(' ');
+            }
+            ty(out, pointee);
+            out.push(')');
+        }
+        TypeKind::Reference { referent } => {
+            out.push_str("(ref ");
+            ty(out, referent);
+            out.push(')');
+        }
+        TypeKind::Array { elem, len } => {
+            out.push_str("(array ");
+            ty(out, elem);
+            if let Some(n) = len {
+                out.push(' ');
+                expr(out, n);
+            }
+            out.push(')');
+        }
+        TypeKind::Auto => out.push_str("auto"),
+        TypeKind::Decltype(e) => {
+            out.push_str("(decltype ");
+            expr(out, e);
+            out.push(')');
+        }
+    }
+}
+
+fn template_args(out: &mut String, args: &[TemplateArg]) {
+    if args.is_empty() {
+        return;
+    }
+    out.push('<');
+    for (i, a) in args.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        match a {
+            TemplateArg::Type(t) => ty(out, t),
+            TemplateArg::Expr(e) => expr(out, e),
+        }
+    }
+    out.push('>');
+}
+
+fn binary_op(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
+        BinaryOp::Rem => "%",
+        BinaryOp::Add => "+",
+        BinaryOp::Sub => "-",
+        BinaryOp::Shl => "<<",
+        BinaryOp::Shr => ">>",
+        BinaryOp::Lt => "<",
+        BinaryOp::Le => "<=",
+        BinaryOp::Gt => ">",
+        BinaryOp::Ge => ">=",
+        BinaryOp::Eq => "==",
+        BinaryOp::Ne => "!=",
+        BinaryOp::BitAnd => "&",
+        BinaryOp::BitXor => "^",
+        BinaryOp::BitOr => "|",
+        BinaryOp::LogAnd => "&&",
+        BinaryOp::LogOr => "||",
+        BinaryOp::Comma => ",",
+    }
+}
+
+fn expr(out: &mut String, e: &Expr) {
+    match &e.kind {
+        ExprKind::IntLit {
+            value,
+            unsigned,
+            long,
+            non_decimal,
+        } => {
+            if *non_decimal {
+                let _ = write!(out, "0x{value:x}");
+            } else {
+                let _ = write!(out, "{value}");
+            }
+            if *unsigned {
+                out.push('u');
+            }
+            if *long {
+                out.push('l');
+            }
+        }
+        ExprKind::FloatLit { value, suffix } => {
+            let _ = write!(out, "{value:?}");
+            if let Some(s) = suffix {
+                out.push(*s);
+            }
+        }
+        ExprKind::BoolLit(b) => {
+            let _ = write!(out, "{b}");
+        }
+        ExprKind::StringLit(s) => {
+            let _ = write!(out, "{s:?}");
+        }
+        ExprKind::Name { path, args } => {
+            out.push_str(&path.to_text());
+            template_args(out, args);
+        }
+        ExprKind::Unary { op, operand } => {
+            let op = match op {
+                UnaryOp::Neg => "-",
+                UnaryOp::Plus => "+",
+                UnaryOp::Not => "!",
+                UnaryOp::BitNot => "~",
+                UnaryOp::Deref => "deref",
+                UnaryOp::AddrOf => "addr",
+                UnaryOp::PreInc => "pre++",
+                UnaryOp::PreDec => "pre--",
+            };
+            let _ = write!(out, "({op} ");
+            expr(out, operand);
+            out.push(')');
+        }
+        ExprKind::Postfix { op, operand } => {
+            let op = match op {
+                PostfixOp::Inc => "post++",
+                PostfixOp::Dec => "post--",
+            };
+            let _ = write!(out, "({op} ");
+            expr(out, operand);
+            out.push(')');
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            let _ = write!(out, "({} ", binary_op(*op));
+            expr(out, lhs);
+            out.push(' ');
+            expr(out, rhs);
+            out.push(')');
+        }
+        ExprKind::Assign { op, lhs, rhs } => {
+            let _ = write!(out, "({}= ", op.map_or("", binary_op));
+            expr(out, lhs);
+            out.push(' ');
+            expr(out, rhs);
+            out.push(')');
+        }
+        ExprKind::Conditional { cond, then_, else_ } => {
+            out.push_str("(? ");
+            expr(out, cond);
+            out.push(' ');
+            expr(out, then_);
+            out.push(' ');
+            expr(out, else_);
+            out.push(')');
+        }
+        ExprKind::Call { callee, args } => {
+            out.push_str("(call ");
+            expr(out, callee);
+            list(out, "", args);
+        }
+        ExprKind::Member { base, name, arrow } => {
+            out.push_str(if *arrow { "(-> " } else { "(. " });
+            expr(out, base);
+            let _ = write!(out, " {})", name.name);
+        }
+        ExprKind::Index { base, index } => {
+            out.push_str("(index ");
+            expr(out, base);
+            out.push(' ');
+            expr(out, index);
+            out.push(')');
+        }
+        ExprKind::Cast {
+            kind,
+            ty: t,
+            expr: e,
+        } => {
+            let head = match kind {
+                CastKind::CStyle => "cast",
+                CastKind::Static => "static_cast",
+                CastKind::Reinterpret => "reinterpret_cast",
+                CastKind::Const => "const_cast",
+                CastKind::AsType => "as_type",
+            };
+            let _ = write!(out, "({head} ");
+            ty(out, t);
+            out.push(' ');
+            expr(out, e);
+            out.push(')');
+        }
+        ExprKind::SizeofType(t) => {
+            out.push_str("(sizeof-type ");
+            ty(out, t);
+            out.push(')');
+        }
+        ExprKind::SizeofExpr(e) => {
+            out.push_str("(sizeof ");
+            expr(out, e);
+            out.push(')');
+        }
+        ExprKind::AlignofType(t) => {
+            out.push_str("(alignof ");
+            ty(out, t);
+            out.push(')');
+        }
+        ExprKind::InitList(items) => list(out, "(init", items),
+        ExprKind::TypedInitList { ty: t, elems } => {
+            out.push_str("(typed-init ");
+            ty(out, t);
+            list(out, "", elems);
+        }
+        ExprKind::Error => out.push_str("<error>"),
+    }
+}

@@ -1,0 +1,631 @@
+//! Lane semantics of arithmetic: one scalar function per operation family. The vector
+//! loops of `exec` call these with a constant operation (so each loop specializes and
+//! vectorizes) and the cross-lane reductions of `lanes` call them lane by lane: every
+//! operation's meaning is written once, here.
+
+use half::{bf16, f16};
+use metalsim_isa::{CmpCond, MathFn, Type};
+
+/// An integer or predicate type held in a 32-bit register slot: its width and signedness.
+/// Values are kept canonical: zero-extended bits masked to the width.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Width {
+    /// Bits of the type (1 for predicates, 8, 16 or 32).
+    pub bits: u8,
+    /// Signed type.
+    pub signed: bool,
+}
+
+impl Width {
+    /// The width of a type held in the 32-bit bank.
+    pub fn of(ty: Type) -> Width {
+        Width {
+            bits: ty.bits().min(32) as u8,
+            signed: ty.is_signed(),
+        }
+    }
+
+    /// Mask of the type's bits.
+    #[inline(always)]
+    pub fn mask(self) -> u32 {
+        if self.bits >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << self.bits) - 1
+        }
+    }
+
+    /// The canonical bits sign-extended to 32 bits.
+    #[inline(always)]
+    pub fn sext(self, x: u32) -> i32 {
+        let s = 32 - self.bits as u32;
+        ((x << s) as i32) >> s
+    }
+
+    /// The value, sign- or zero-extended by the type's signedness.
+    #[inline(always)]
+    pub fn extend(self, x: u32) -> i64 {
+        if self.signed {
+            self.sext(x) as i64
+        } else {
+            x as i64
+        }
+    }
+}
+
+/// Integer operations of one operand.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum IntUnOp {
+    Neg,
+    Abs,
+    Not,
+    Clz,
+    Ctz,
+    Popcount,
+}
+
+/// Integer operations of two operands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum IntBinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    MulHi,
+}
+
+/// Float operations of one operand (`Neg` and `Abs` act on the sign bit).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum FloatUnOp {
+    Neg,
+    Abs,
+    Math(MathFn),
+}
+
+/// Float operations of two operands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum FloatBinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Min,
+    Max,
+    Pow,
+}
+
+/// A float type held in a 32-bit slot (16-bit types in the low half).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum FloatTy {
+    F32,
+    F16,
+    BF16,
+}
+
+impl FloatTy {
+    /// The float type of an ISA type, if it is one.
+    pub fn of(ty: Type) -> Option<FloatTy> {
+        match ty {
+            Type::F32 => Some(FloatTy::F32),
+            Type::F16 => Some(FloatTy::F16),
+            Type::BF16 => Some(FloatTy::BF16),
+            _ => None,
+        }
+    }
+
+    /// The value as an `f32` (exact for every float type).
+    #[inline(always)]
+    pub fn to_f32(self, bits: u32) -> f32 {
+        match self {
+            FloatTy::F32 => f32::from_bits(bits),
+            FloatTy::F16 => f16::from_bits(bits as u16).to_f32(),
+            FloatTy::BF16 => bf16::from_bits(bits as u16).to_f32(),
+        }
+    }
+
+    /// An `f32` rounded (to nearest even) to this type, as canonical bits.
+    #[inline(always)]
+    pub fn round(self, x: f32) -> u32 {
+        match self {
+            FloatTy::F32 => x.to_bits(),
+            FloatTy::F16 => f16::from_f32(x).to_bits() as u32,
+            FloatTy::BF16 => bf16::from_f32(x).to_bits() as u32,
+        }
+    }
+
+    /// The sign bit.
+    #[inline(always)]
+    pub fn sign_bit(self) -> u32 {
+        match self {
+            FloatTy::F32 => 0x8000_0000,
+            FloatTy::F16 | FloatTy::BF16 => 0x8000,
+        }
+    }
+
+    /// The bits of 1.0.
+    pub fn one(self) -> u32 {
+        self.round(1.0)
+    }
+}
+
+/// A comparison of two ordered values. For floats, every condition but `Ne` is false when
+/// an operand is NaN (Rust's operators already behave so).
+#[inline(always)]
+pub(crate) fn compare<T: PartialOrd>(c: CmpCond, a: T, b: T) -> bool {
+    match c {
+        CmpCond::Eq => a == b,
+        CmpCond::Ne => a != b,
+        CmpCond::Lt => a < b,
+        CmpCond::Le => a <= b,
+        CmpCond::Gt => a > b,
+        CmpCond::Ge => a >= b,
+    }
+}
+
+/// A one-operand integer operation on a 32-bit slot.
+#[inline(always)]
+pub(crate) fn int_un(op: IntUnOp, w: Width, x: u32) -> u32 {
+    let m = w.mask();
+    match op {
+        IntUnOp::Neg => x.wrapping_neg() & m,
+        IntUnOp::Abs => {
+            if w.signed {
+                w.sext(x).wrapping_abs() as u32 & m
+            } else {
+                x
+            }
+        }
+        IntUnOp::Not => !x & m,
+        IntUnOp::Clz => x.leading_zeros() - (32 - w.bits as u32),
+        IntUnOp::Ctz => x.trailing_zeros().min(w.bits as u32),
+        IntUnOp::Popcount => x.count_ones(),
+    }
+}
+
+/// A two-operand integer operation on 32-bit slots: wrapping, division by zero gives all
+/// ones (unsigned) or -1 (signed), remainder by zero gives `x`, shift counts are taken
+/// modulo the width.
+#[inline(always)]
+pub(crate) fn int_bin(op: IntBinOp, w: Width, x: u32, y: u32) -> u32 {
+    let m = w.mask();
+    let count = y & (w.bits as u32).wrapping_sub(1);
+    match op {
+        IntBinOp::Add => x.wrapping_add(y) & m,
+        IntBinOp::Sub => x.wrapping_sub(y) & m,
+        IntBinOp::Mul => x.wrapping_mul(y) & m,
+        IntBinOp::Div => {
+            if y == 0 {
+                m
+            } else if w.signed {
+                w.sext(x).wrapping_div(w.sext(y)) as u32 & m
+            } else {
+                x / y
+            }
+        }
+        IntBinOp::Rem => {
+            if y == 0 {
+                x
+            } else if w.signed {
+                w.sext(x).wrapping_rem(w.sext(y)) as u32 & m
+            } else {
+                x % y
+            }
+        }
+        IntBinOp::Min => {
+            if w.signed {
+                if w.sext(x) <= w.sext(y) { x } else { y }
+            } else {
+                x.min(y)
+            }
+        }
+        IntBinOp::Max => {
+            if w.signed {
+                if w.sext(x) >= w.sext(y) { x } else { y }
+            } else {
+                x.max(y)
+            }
+        }
+        IntBinOp::And => x & y,
+        IntBinOp::Or => x | y,
+        IntBinOp::Xor => x ^ y,
+        IntBinOp::Shl => (x << count) & m,
+        IntBinOp::Shr => {
+            if w.signed {
+                (w.sext(x) >> count) as u32 & m
+            } else {
+                x >> count
+            }
+        }
+        IntBinOp::MulHi => {
+            let p = if w.signed {
+                (w.sext(x) as i64 * w.sext(y) as i64) as u64
+            } else {
+                x as u64 * y as u64
+            };
+            (p >> w.bits) as u32 & m
+        }
+    }
+}
+
+/// `x * y + z`, wrapping, on 32-bit slots.
+#[inline(always)]
+pub(crate) fn int_fma(w: Width, x: u32, y: u32, z: u32) -> u32 {
+    x.wrapping_mul(y).wrapping_add(z) & w.mask()
+}
+
+/// An integer comparison on 32-bit slots.
+#[inline(always)]
+pub(crate) fn int_cmp(c: CmpCond, w: Width, x: u32, y: u32) -> bool {
+    if w.signed {
+        compare(c, w.sext(x), w.sext(y))
+    } else {
+        compare(c, x, y)
+    }
+}
+
+/// A one-operand integer operation on 64-bit slots.
+#[inline(always)]
+pub(crate) fn long_un(op: IntUnOp, signed: bool, x: u64) -> u64 {
+    match op {
+        IntUnOp::Neg => x.wrapping_neg(),
+        IntUnOp::Abs => {
+            if signed {
+                (x as i64).wrapping_abs() as u64
+            } else {
+                x
+            }
+        }
+        IntUnOp::Not => !x,
+        IntUnOp::Clz => x.leading_zeros() as u64,
+        IntUnOp::Ctz => x.trailing_zeros() as u64,
+        IntUnOp::Popcount => x.count_ones() as u64,
+    }
+}
+
+/// A two-operand integer operation on 64-bit slots (same rules as [`int_bin`]).
+#[inline(always)]
+pub(crate) fn long_bin(op: IntBinOp, signed: bool, x: u64, y: u64) -> u64 {
+    let (sx, sy) = (x as i64, y as i64);
+    match op {
+        IntBinOp::Add => x.wrapping_add(y),
+        IntBinOp::Sub => x.wrapping_sub(y),
+        IntBinOp::Mul => x.wrapping_mul(y),
+        IntBinOp::Div => {
+            if y == 0 {
+                u64::MAX
+            } else if signed {
+                sx.wrapping_div(sy) as u64
+            } else {
+                x / y
+            }
+        }
+        IntBinOp::Rem => {
+            if y == 0 {
+                x
+            } else if signed {
+                sx.wrapping_rem(sy) as u64
+            } else {
+                x % y
+            }
+        }
+        IntBinOp::Min => {
+            if signed {
+                sx.min(sy) as u64
+            } else {
+                x.min(y)
+            }
+        }
+        IntBinOp::Max => {
+            if signed {
+                sx.max(sy) as u64
+            } else {
+                x.max(y)
+            }
+        }
+        IntBinOp::And => x & y,
+        IntBinOp::Or => x | y,
+        IntBinOp::Xor => x ^ y,
+        IntBinOp::Shl => x << (y & 63),
+        IntBinOp::Shr => {
+            if signed {
+                (sx >> (y & 63)) as u64
+            } else {
+                x >> (y & 63)
+            }
+        }
+        IntBinOp::MulHi => {
+            if signed {
+                ((sx as i128 * sy as i128) >> 64) as u64
+            } else {
+                ((x as u128 * y as u128) >> 64) as u64
+            }
+        }
+    }
+}
+
+/// An integer comparison on 64-bit slots.
+#[inline(always)]
+pub(crate) fn long_cmp(c: CmpCond, signed: bool, x: u64, y: u64) -> bool {
+    if signed {
+        compare(c, x as i64, y as i64)
+    } else {
+        compare(c, x, y)
+    }
+}
+
+/// A one-operand float operation, on the bits of a value of type `ft`.
+#[inline(always)]
+pub(crate) fn float_un(op: FloatUnOp, ft: FloatTy, x: u32) -> u32 {
+    match op {
+        FloatUnOp::Neg => x ^ ft.sign_bit(),
+        FloatUnOp::Abs => x & !ft.sign_bit(),
+        FloatUnOp::Math(f) => ft.round(math(f, ft.to_f32(x), 0.0)),
+    }
+}
+
+/// A two-operand float operation in `f32`. `Min`/`Max` return the non-NaN operand.
+#[inline(always)]
+pub(crate) fn f32_bin(op: FloatBinOp, a: f32, b: f32) -> f32 {
+    match op {
+        FloatBinOp::Add => a + b,
+        FloatBinOp::Sub => a - b,
+        FloatBinOp::Mul => a * b,
+        FloatBinOp::Div => a / b,
+        FloatBinOp::Min => a.min(b),
+        FloatBinOp::Max => a.max(b),
+        FloatBinOp::Pow => a.powf(b),
+    }
+}
+
+/// A two-operand float operation, computed in `f32` and rounded to `ft`. For 16-bit types
+/// this is correctly rounded: f32 has more than twice their precision plus two bits, so
+/// rounding twice gives the same result as rounding once.
+#[inline(always)]
+pub(crate) fn float_bin(op: FloatBinOp, ft: FloatTy, x: u32, y: u32) -> u32 {
+    ft.round(f32_bin(op, ft.to_f32(x), ft.to_f32(y)))
+}
+
+/// `a * b + c` exactly, rounded to f64 with round-to-odd: rounding that to any format of
+/// at most 51 bits of precision gives the correctly rounded fused result. The product of
+/// two f32 is exact in f64 and the sum cannot overflow or underflow; the error of the sum
+/// comes from TwoSum. Plain f64 arithmetic, so the lane loop vectorizes (where
+/// `f32::mul_add` would call `fmaf` per lane without hardware FMA in the target).
+#[inline(always)]
+fn fma_odd(a: f32, b: f32, c: f32) -> f64 {
+    let p = a as f64 * b as f64;
+    let c = c as f64;
+    let s = p + c;
+    let bb = s - p;
+    let err = (p - (s - bb)) + (c - bb);
+    let bits = s.to_bits();
+    let inexact = s.is_finite() && err != 0.0;
+    let adjusted = if (err > 0.0) == (s > 0.0) {
+        bits.wrapping_add(1)
+    } else {
+        bits.wrapping_sub(1)
+    };
+    f64::from_bits(if inexact && bits & 1 == 0 {
+        adjusted
+    } else {
+        bits
+    })
+}
+
+/// `a * b + c` with one rounding to f32.
+#[inline(always)]
+pub(crate) fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
+    fma_odd(a, b, c) as f32
+}
+
+/// `x * y + z` with one rounding to `ft`.
+#[inline(always)]
+pub(crate) fn float_fma(ft: FloatTy, x: u32, y: u32, z: u32) -> u32 {
+    let r = fma_odd(ft.to_f32(x), ft.to_f32(y), ft.to_f32(z));
+    match ft {
+        FloatTy::F32 => (r as f32).to_bits(),
+        // Round to odd again at f32 (24 bits, at least 2 more than the 16-bit formats'),
+        // then to nearest even.
+        _ => {
+            let t = r as f32;
+            let tb = t.to_bits();
+            let odd = if (t as f64) != r && tb & 1 == 0 && t.is_finite() {
+                if (r > t as f64) == (t > 0.0) {
+                    tb + 1
+                } else {
+                    tb - 1
+                }
+            } else {
+                tb
+            };
+            ft.round(f32::from_bits(odd))
+        }
+    }
+}
+
+/// A float comparison.
+#[inline(always)]
+pub(crate) fn float_cmp(c: CmpCond, ft: FloatTy, x: u32, y: u32) -> bool {
+    compare(c, ft.to_f32(x), ft.to_f32(y))
+}
+
+/// A math function in `f32` (`y` is the exponent of `pow`, ignored otherwise).
+#[inline(always)]
+pub(crate) fn math(f: MathFn, x: f32, y: f32) -> f32 {
+    match f {
+        MathFn::Floor => x.floor(),
+        MathFn::Ceil => x.ceil(),
+        MathFn::Trunc => x.trunc(),
+        MathFn::Round => x.round(),
+        MathFn::Rint => x.round_ties_even(),
+        MathFn::Sqrt => x.sqrt(),
+        MathFn::Rsqrt => 1.0 / x.sqrt(),
+        MathFn::Rcp => 1.0 / x,
+        MathFn::Exp => x.exp(),
+        MathFn::Exp2 => x.exp2(),
+        MathFn::Log => x.ln(),
+        MathFn::Log2 => x.log2(),
+        MathFn::Sin => x.sin(),
+        MathFn::Cos => x.cos(),
+        MathFn::Tan => x.tan(),
+        MathFn::Pow => x.powf(y),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `a * b + c` of three finite f16 rounded once to f16, in exact integer arithmetic:
+    /// every f16 is a multiple of 2^-24, so the result is `n * 2^-48` exactly.
+    fn f16_fma_exact(a: f16, b: f16, c: f16) -> u16 {
+        let units = |x: f16| (x.to_f64() * 2f64.powi(24)) as i128;
+        let n = units(a) * units(b) + (units(c) << 24);
+        if n == 0 {
+            // Exact zero: +0 unless both the product and c are -0 or negative zero sums.
+            let neg = (a.is_sign_negative() != b.is_sign_negative()) && c.is_sign_negative();
+            return if neg { 0x8000 } else { 0 };
+        }
+        let mag = n.unsigned_abs();
+        let msb = 127 - mag.leading_zeros();
+        // 11 significant bits, but never finer than the subnormal step 2^-24 = 2^24 units.
+        let shift = (msb as i32 - 10).max(24) as u32;
+        let kept = mag >> shift;
+        let rem = mag & ((1u128 << shift) - 1);
+        let half = 1u128 << (shift - 1);
+        let kept = kept + (rem > half || (rem == half && kept & 1 == 1)) as u128;
+        let v = kept as f64 * 2f64.powi(shift as i32 - 48);
+        f16::from_f64(if n < 0 { -v } else { v }).to_bits()
+    }
+
+    fn f32_near_cancel() -> impl Strategy<Value = (f32, f32, f32)> {
+        (
+            any::<u32>(),
+            any::<u32>(),
+            any::<u32>(),
+            -3i32..=3,
+            any::<bool>(),
+        )
+            .prop_map(|(a, b, c, k, cancel)| {
+                let (a, b) = (f32::from_bits(a), f32::from_bits(b));
+                let c = if cancel {
+                    f32::from_bits((-(a * b)).to_bits().wrapping_add(k as u32))
+                } else {
+                    f32::from_bits(c)
+                };
+                (a, b, c)
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn fma_f32_is_correctly_rounded((a, b, c) in f32_near_cancel()) {
+            let want = a.mul_add(b, c);
+            let got = fma_f32(a, b, c);
+            prop_assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "fma({a:e}, {b:e}, {c:e}) = {got:e}, want {want:e}");
+        }
+
+        #[test]
+        fn fma_f16_is_correctly_rounded(a in 0u16..0x7c00, b in 0u16..0x7c00, c in 0u16..0x7c00, signs in 0u8..8, near in any::<bool>()) {
+            let h = |bits: u16, neg: bool| f16::from_bits(bits | if neg { 0x8000 } else { 0 });
+            let (a, b) = (h(a, signs & 1 != 0), h(b, signs & 2 != 0));
+            let c = if near {
+                // Near cancellation: c close to -(a * b).
+                f16::from_f32(-(a.to_f32() * b.to_f32()))
+            } else {
+                h(c, signs & 4 != 0)
+            };
+            prop_assume!(c.is_finite());
+            let got = float_fma(FloatTy::F16, a.to_bits() as u32, b.to_bits() as u32, c.to_bits() as u32);
+            prop_assert_eq!(got as u16, f16_fma_exact(a, b, c), "fma({}, {}, {})", a, b, c);
+        }
+    }
+
+    const I8: Width = Width {
+        bits: 8,
+        signed: true,
+    };
+    const U8: Width = Width {
+        bits: 8,
+        signed: false,
+    };
+    const I32: Width = Width {
+        bits: 32,
+        signed: true,
+    };
+
+    #[test]
+    fn narrow_integers_wrap_and_stay_canonical() {
+        assert_eq!(int_bin(IntBinOp::Add, U8, 200, 100), 44);
+        assert_eq!(int_bin(IntBinOp::Div, I8, 0x80, 0xff), 0x80);
+        assert_eq!(int_bin(IntBinOp::Shr, I8, 0x80, 9), 0xc0);
+        assert_eq!(int_un(IntUnOp::Clz, U8, 1), 7);
+        assert_eq!(int_un(IntUnOp::Ctz, U8, 0), 8);
+        assert_eq!(int_un(IntUnOp::Abs, I8, 0x80), 0x80);
+        assert_eq!(int_bin(IntBinOp::MulHi, I32, (-2i32) as u32, 3), u32::MAX);
+        assert!(int_cmp(CmpCond::Lt, I8, 0xff, 0));
+        assert!(!int_cmp(CmpCond::Lt, U8, 0xff, 0));
+    }
+
+    #[test]
+    fn division_by_zero_is_defined() {
+        assert_eq!(int_bin(IntBinOp::Div, I32, 5, 0), u32::MAX);
+        assert_eq!(int_bin(IntBinOp::Div, U8, 5, 0), 0xff);
+        assert_eq!(int_bin(IntBinOp::Rem, I32, 5, 0), 5);
+        assert_eq!(
+            long_bin(IntBinOp::Div, true, i64::MIN as u64, u64::MAX),
+            i64::MIN as u64
+        );
+    }
+
+    #[test]
+    fn half_floats_round_after_each_operation() {
+        let one = FloatTy::F16.one();
+        assert_eq!(one, 0x3c00);
+        // 2048 + 1 is not representable in f16: rounds to even (2048).
+        let big = FloatTy::F16.round(2048.0);
+        assert_eq!(float_bin(FloatBinOp::Add, FloatTy::F16, big, one), big);
+        assert_eq!(float_un(FloatUnOp::Neg, FloatTy::F16, one), 0xbc00);
+        let nan = f32::NAN.to_bits();
+        assert_eq!(
+            float_bin(FloatBinOp::Min, FloatTy::F32, nan, 1f32.to_bits()),
+            1f32.to_bits()
+        );
+        assert!(float_cmp(CmpCond::Ne, FloatTy::F32, nan, nan));
+        assert!(!float_cmp(CmpCond::Eq, FloatTy::F32, nan, nan));
+    }
+
+    #[test]
+    fn fma_rounds_once() {
+        // (1 + 2^-12)^2 - 1 = 2^-11 + 2^-24 exactly; a separate multiply loses 2^-24.
+        let x = 1.0 + 1.0 / 4096.0;
+        assert_eq!(fma_f32(x, x, -1.0), x.mul_add(x, -1.0));
+        assert_ne!(fma_f32(x, x, -1.0), x * x - 1.0);
+        for (a, b, c) in [
+            (f32::MAX, 2.0, -f32::MAX),
+            (1e-30, 1e-30, 0.0),
+            (-0.0, 1.0, 0.0),
+            (-0.0, 1.0, -0.0),
+            (f32::INFINITY, 0.0, 1.0),
+            (f32::INFINITY, 1.0, f32::NEG_INFINITY),
+            (3.0, 1.0 / 3.0, -1.0),
+            (1.0, 1.0, f32::MIN_POSITIVE * 0.5),
+        ] {
+            let want = a.mul_add(b, c);
+            let got = fma_f32(a, b, c);
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "fma({a}, {b}, {c}) = {got}, want {want}"
+            );
+        }
+    }
+}

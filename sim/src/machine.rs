@@ -1,0 +1,376 @@
+//! The functional machine: the memory of a dispatch, its resident threadgroups with their
+//! SIMD-groups, and the bookkeeping of barriers, finishing and counters. A scheduler (the
+//! timing model, or the untimed round robin) decides which SIMD-group runs next and calls
+//! [`Machine::step`].
+
+use metalsim_isa::{AtomicOp, Module, OpClass, Space};
+
+use crate::dispatch::{Geometry, LANES, Shape};
+use crate::exec::{self, Access, Context, Effect, Executed};
+use crate::fault::{FaultKind, KernelFault, Trap};
+use crate::memory::{AccessKind, Memory, Spaces};
+use crate::program::{Kind, Program};
+use crate::regs::Registers;
+use crate::simt::Reconvergence;
+
+/// Whether a SIMD-group can run.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Status {
+    /// It has an instruction to run.
+    Ready,
+    /// It waits at a threadgroup barrier.
+    AtBarrier,
+    /// All its lanes have finished.
+    Done,
+}
+
+/// One SIMD-group's state.
+#[derive(Clone, Debug)]
+pub(crate) struct SimdGroup {
+    /// Its registers.
+    pub regs: Registers,
+    /// Its reconvergence stack.
+    pub simt: Reconvergence,
+    /// Thread memory, one frame per lane.
+    pub frames: Vec<u8>,
+    /// `simdgroup_index_in_threadgroup`.
+    pub index: u32,
+    /// Whether it can run.
+    pub status: Status,
+}
+
+/// One resident threadgroup.
+#[derive(Clone, Debug)]
+pub(crate) struct Threadgroup {
+    /// Its place and size in the grid.
+    pub shape: Shape,
+    /// Its threadgroup memory.
+    pub block: Vec<u8>,
+    /// Its SIMD-groups.
+    pub simdgroups: Vec<SimdGroup>,
+    /// SIMD-groups not finished.
+    pub live: u32,
+    /// SIMD-groups waiting at a barrier.
+    pub waiting: u32,
+}
+
+impl Threadgroup {
+    /// Releases the barrier once every live SIMD-group waits at it.
+    fn try_release(&mut self) -> bool {
+        if self.waiting == 0 || self.waiting < self.live {
+            return false;
+        }
+        for sg in &mut self.simdgroups {
+            if sg.status == Status::AtBarrier {
+                sg.status = Status::Ready;
+            }
+        }
+        self.waiting = 0;
+        true
+    }
+}
+
+/// Instruction and memory counters of the functional engine.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counters {
+    /// SIMD-group instructions.
+    pub simd_instructions: u64,
+    /// Active lanes summed over them.
+    pub thread_instructions: u64,
+    /// SIMD-group instructions per class, in `OpClass::ALL` order.
+    pub by_class: [u64; OpClass::ALL.len()],
+    /// Threadgroups started.
+    pub threadgroups: u64,
+    /// SIMD-groups started.
+    pub simdgroups: u64,
+    /// Device/constant bytes loaded.
+    pub device_bytes_read: u64,
+    /// Device bytes stored.
+    pub device_bytes_written: u64,
+}
+
+/// A threadgroup's slot in the machine.
+pub(crate) type GroupId = usize;
+
+/// The functional machine of one dispatch.
+pub(crate) struct Machine<'a> {
+    program: &'a Program,
+    module: &'a Module,
+    memory: Memory,
+    geometry: Geometry,
+    groups: Vec<Option<Threadgroup>>,
+    free_slots: Vec<GroupId>,
+    next: u64,
+    access: Access,
+    counters: Counters,
+    budget: u64,
+    spare: Vec<SimdGroup>,
+    spare_blocks: Vec<Vec<u8>>,
+}
+
+impl<'a> Machine<'a> {
+    /// A machine ready to start the dispatch's first threadgroup.
+    pub fn new(
+        program: &'a Program,
+        module: &'a Module,
+        memory: Memory,
+        geometry: Geometry,
+        budget: u64,
+    ) -> Self {
+        Machine {
+            program,
+            module,
+            memory,
+            geometry,
+            groups: Vec::new(),
+            free_slots: Vec::new(),
+            next: 0,
+            access: Access::default(),
+            counters: Counters::default(),
+            budget,
+            spare: Vec::new(),
+            spare_blocks: Vec::new(),
+        }
+    }
+
+    /// The program being run.
+    pub fn program(&self) -> &'a Program {
+        self.program
+    }
+
+    /// Bytes of threadgroup memory per threadgroup.
+    pub fn threadgroup_bytes(&self) -> usize {
+        self.memory.threadgroup_bytes
+    }
+
+    /// The shape of the next threadgroup to start, if any is left.
+    pub fn peek_next(&self) -> Option<Shape> {
+        (self.next < self.geometry.count()).then(|| self.geometry.shape(self.next))
+    }
+
+    /// Starts the next threadgroup in dispatch order; `None` when all have started.
+    pub fn start_next(&mut self) -> Option<GroupId> {
+        let shape = self.peek_next()?;
+        self.next += 1;
+        let n = shape.simdgroups();
+        let mut block = self.spare_blocks.pop().unwrap_or_default();
+        block.clear();
+        block.resize(self.memory.threadgroup_bytes, 0);
+        let mut simdgroups = Vec::with_capacity(n as usize);
+        for i in 0..n {
+            let mut sg = self.spare.pop().unwrap_or_else(|| SimdGroup {
+                regs: Registers::default(),
+                simt: Reconvergence::default(),
+                frames: Vec::new(),
+                index: 0,
+                status: Status::Ready,
+            });
+            sg.regs
+                .reset(&self.program.template32, &self.program.template64);
+            sg.simt.reset(shape.lanes(i));
+            sg.frames.clear();
+            sg.frames
+                .resize(self.memory.frame_bytes * LANES as usize, 0);
+            sg.index = i;
+            sg.status = Status::Ready;
+            simdgroups.push(sg);
+        }
+        self.counters.threadgroups += 1;
+        self.counters.simdgroups += n as u64;
+        let tg = Threadgroup {
+            shape,
+            block,
+            simdgroups,
+            live: n,
+            waiting: 0,
+        };
+        let id = match self.free_slots.pop() {
+            Some(id) => {
+                self.groups[id] = Some(tg);
+                id
+            }
+            None => {
+                self.groups.push(Some(tg));
+                self.groups.len() - 1
+            }
+        };
+        Some(id)
+    }
+
+    /// A resident threadgroup.
+    pub fn group(&self, id: GroupId) -> &Threadgroup {
+        self.groups[id]
+            .as_ref()
+            .expect("scheduler asked for a threadgroup that is not resident")
+    }
+
+    /// The status of a SIMD-group.
+    #[inline]
+    pub fn status(&self, id: GroupId, sg: usize) -> Status {
+        self.group(id).simdgroups[sg].status
+    }
+
+    /// The pc a SIMD-group runs next (`None` when it has finished).
+    #[inline]
+    pub fn next_pc(&self, id: GroupId, sg: usize) -> Option<u32> {
+        self.group(id).simdgroups[sg].simt.top().map(|(pc, _)| pc)
+    }
+
+    /// Removes a finished threadgroup, recycling its storage.
+    pub fn retire(&mut self, id: GroupId) {
+        if let Some(tg) = self.groups[id].take() {
+            self.spare.extend(tg.simdgroups);
+            self.spare_blocks.push(tg.block);
+            self.free_slots.push(id);
+        }
+    }
+
+    /// The last memory access (valid right after a step that reported [`Effect::Memory`]).
+    pub fn last_access(&self) -> &Access {
+        &self.access
+    }
+
+    /// The final buffers and counters.
+    pub fn finish(self) -> (Vec<Vec<u8>>, Counters) {
+        (self.memory.into_buffers(), self.counters)
+    }
+
+    /// Runs the next instruction of a ready SIMD-group.
+    #[inline]
+    pub fn step(&mut self, id: GroupId, sg: usize) -> Result<Executed, Box<KernelFault>> {
+        self.advance(id, sg, 1)
+    }
+
+    /// Runs a ready SIMD-group until it waits at a barrier or finishes.
+    pub fn run_until_blocked(&mut self, id: GroupId, sg: usize) -> Result<(), Box<KernelFault>> {
+        self.advance(id, sg, u64::MAX).map(|_| ())
+    }
+
+    /// Runs up to `max` instructions of a SIMD-group, stopping early when it waits at a
+    /// barrier or finishes; the record of the last one.
+    fn advance(&mut self, id: GroupId, sg: usize, max: u64) -> Result<Executed, Box<KernelFault>> {
+        let program = self.program;
+        let tg = self.groups[id]
+            .as_mut()
+            .expect("scheduler ran a threadgroup that is not resident");
+        let group = &mut tg.simdgroups[sg];
+        let mut cx = Context {
+            program,
+            regions: &self.memory.regions,
+            spaces: Spaces {
+                global: &mut self.memory.global,
+                threadgroup: &mut tg.block,
+                frames: &mut group.frames,
+                frame_bytes: self.memory.frame_bytes,
+            },
+            geometry: &self.geometry,
+            shape: &tg.shape,
+            simd: group.index,
+            access: &mut self.access,
+        };
+        let c = &mut self.counters;
+        let mut n = 0u64;
+        let stop = loop {
+            if c.simd_instructions >= self.budget {
+                let (pc, mask) = group.simt.top().unwrap_or((0, 1));
+                let trap = Trap {
+                    kind: FaultKind::InstructionBudget,
+                    message: format!(
+                        "the dispatch ran past its budget of {} SIMD-group instructions (an endless loop?)",
+                        self.budget
+                    ),
+                    lane: mask.trailing_zeros().min(31),
+                    address: None,
+                    buffer: None,
+                    offset: None,
+                };
+                break Err((trap, pc));
+            }
+            let ex = match exec::execute(&mut cx, &mut group.regs, &mut group.simt) {
+                Ok(ex) => ex,
+                Err(trap) => break Err((trap, group.simt.top().map_or(0, |t| t.0))),
+            };
+            c.simd_instructions += 1;
+            c.thread_instructions += ex.active.count_ones() as u64;
+            c.by_class[ex.class as usize] += 1;
+            n += 1;
+            match ex.effect {
+                Effect::None | Effect::Branch { .. } => {}
+                Effect::Memory => {
+                    let a = &*cx.access;
+                    if matches!(a.space, Space::Device | Space::Constant) {
+                        let bytes = a.bytes as u64 * a.mask.count_ones() as u64;
+                        match a.kind {
+                            AccessKind::Load => c.device_bytes_read += bytes,
+                            AccessKind::Store => c.device_bytes_written += bytes,
+                            AccessKind::Atomic => {
+                                // An atomic load only reads, an atomic store only writes.
+                                if let Kind::Atomic(op, ..) = program.insts[ex.pc as usize].kind {
+                                    if op != AtomicOp::Store {
+                                        c.device_bytes_read += bytes;
+                                    }
+                                    if op != AtomicOp::Load {
+                                        c.device_bytes_written += bytes;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                Effect::Barrier { .. } | Effect::Exit { done: true, .. } => break Ok(ex),
+                Effect::Exit { done: false, .. } => {}
+            }
+            if n >= max {
+                break Ok(ex);
+            }
+        };
+        let mut ex = match stop {
+            Ok(ex) => ex,
+            Err((trap, pc)) => return Err(self.fault(trap, id, sg, pc)),
+        };
+        let tg = self.groups[id].as_mut().expect("threadgroup is resident");
+        match &mut ex.effect {
+            Effect::Barrier { released } => {
+                tg.simdgroups[sg].status = Status::AtBarrier;
+                tg.waiting += 1;
+                *released = tg.try_release();
+            }
+            Effect::Exit {
+                done: true,
+                released,
+            } => {
+                tg.simdgroups[sg].status = Status::Done;
+                tg.live -= 1;
+                *released = tg.try_release();
+            }
+            _ => {}
+        }
+        Ok(ex)
+    }
+
+    fn fault(&self, trap: Trap, id: GroupId, sg: usize, pc: u32) -> Box<KernelFault> {
+        let tg = self.group(id);
+        let simd = tg.simdgroups[sg].index;
+        let loc = self
+            .program
+            .locs
+            .get(pc as usize)
+            .copied()
+            .unwrap_or_default();
+        Box::new(KernelFault {
+            kind: trap.kind,
+            message: trap.message,
+            loc,
+            location: self.module.describe_loc(loc),
+            thread: self
+                .geometry
+                .thread_position(&tg.shape, simd * LANES + trap.lane),
+            threadgroup: tg.shape.pos,
+            simdgroup: simd,
+            lane: trap.lane,
+            address: trap.address,
+            buffer: trap.buffer,
+            offset: trap.offset,
+        })
+    }
+}

@@ -1,0 +1,447 @@
+//! Memory: one 64-bit address space of regions, each access bounds- and alignment-checked.
+//!
+//! An address is `(region << 40) | offset`; region 0 is null. Regions are, in order: one
+//! per launch buffer (in `launch.buffers` order), one per module data object (read-only),
+//! then one per threadgroup parameter and threadgroup allocation (storage per
+//! threadgroup), then one per thread-memory allocation (storage per lane). The same
+//! threadgroup or thread address names different storage in different threadgroups or
+//! lanes: a thread-space access resolves against the accessing lane's own frame.
+
+use metalsim_isa::{Function, Module, Op, ParamKind, Space};
+use metalsim_launch::Launch;
+
+use crate::error::SimError;
+use crate::fault::{FaultKind, Trap};
+
+/// Bits of an address that are the offset within its region.
+pub(crate) const OFFSET_BITS: u32 = 40;
+const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
+
+/// The address of `offset` in region `region`.
+pub(crate) fn address(region: u32, offset: u64) -> u64 {
+    ((region as u64) << OFFSET_BITS) | offset
+}
+
+/// Where a region's bytes live.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Storage {
+    /// `Memory::global[i]`: a launch buffer or a data object.
+    Global(u32),
+    /// In each threadgroup's block, from this offset.
+    Threadgroup(u32),
+    /// In each lane's frame, from this offset.
+    Thread(u32),
+}
+
+/// One region of the address space.
+#[derive(Clone, Debug)]
+pub(crate) struct Region {
+    /// The parameter, allocation or data object's name.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Where its bytes are.
+    pub storage: Storage,
+    /// Stores and atomics are allowed.
+    pub writable: bool,
+}
+
+/// A checked access: which storage and the byte index in it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Located {
+    /// `global[buffer][at..]`.
+    Global(u32, usize),
+    /// The threadgroup's block at `at`.
+    Threadgroup(usize),
+    /// The lane's frame at `at` (frame offset included).
+    Thread(usize),
+}
+
+/// The kind of access, for messages.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum AccessKind {
+    /// A load.
+    Load,
+    /// A store.
+    Store,
+    /// An atomic read-modify-write.
+    Atomic,
+}
+
+impl AccessKind {
+    fn name(self) -> &'static str {
+        match self {
+            AccessKind::Load => "load",
+            AccessKind::Store => "store",
+            AccessKind::Atomic => "atomic",
+        }
+    }
+}
+
+/// The addresses the address-producing instructions give, known before the run.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct AddressMap {
+    buffers: Vec<(u32, u64)>,
+    tg_params: Vec<(u32, u64)>,
+    tg_allocs: Vec<u64>,
+    locals: Vec<u64>,
+    data: Vec<u64>,
+}
+
+impl AddressMap {
+    /// The value of an address instruction (`buffer_addr.n` ...). The verifier and the
+    /// launch checks guarantee the binding exists; a missing one gives null.
+    pub fn of(&self, op: Op) -> u64 {
+        let find =
+            |list: &[(u32, u64)], n: u32| list.iter().find(|e| e.0 == n).map(|e| e.1).unwrap_or(0);
+        match op {
+            Op::BufferAddr(n) => find(&self.buffers, n),
+            Op::ThreadgroupParamAddr(n) => find(&self.tg_params, n),
+            Op::ThreadgroupAddr(n) => self.tg_allocs.get(n as usize).copied().unwrap_or(0),
+            Op::LocalAddr(n) => self.locals.get(n as usize).copied().unwrap_or(0),
+            Op::DataAddr(n) => self.data.get(n as usize).copied().unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+/// Every region of a dispatch, by id (`0` is null).
+#[derive(Clone, Debug)]
+pub(crate) struct Regions(pub Vec<Region>);
+
+/// The regions of one dispatch and the storage of its global ones.
+#[derive(Clone, Debug)]
+pub(crate) struct Memory {
+    /// Regions by id.
+    pub regions: Regions,
+    /// Storage of the buffers (first, in launch order) and the data objects.
+    pub global: Vec<Vec<u8>>,
+    /// Bytes of one threadgroup's block.
+    pub threadgroup_bytes: usize,
+    /// Bytes of threadgroup memory the kernel asks for (parameters and allocations,
+    /// without layout padding), for the launch limit.
+    pub threadgroup_request: u64,
+    /// Bytes of one lane's thread-memory frame.
+    pub frame_bytes: usize,
+    /// The values of address instructions.
+    pub map: AddressMap,
+    buffer_count: usize,
+}
+
+fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a.max(1)) * a.max(1)
+}
+
+impl Memory {
+    /// Lays out the regions of kernel `f` for a launch. Fails when a parameter has no
+    /// binding.
+    pub fn new(module: &Module, f: &Function, launch: &Launch) -> Result<Memory, SimError> {
+        let mut regions = vec![Region {
+            name: "null".into(),
+            size: 0,
+            storage: Storage::Global(u32::MAX),
+            writable: false,
+        }];
+        let mut global = Vec::new();
+        let mut map = AddressMap::default();
+        for p in f.params.iter().filter(|p| p.kind == ParamKind::Buffer) {
+            if launch.buffer(p.index).is_none() {
+                return Err(SimError::MissingBuffer {
+                    index: p.index,
+                    name: p.name.clone(),
+                });
+            }
+        }
+        for b in &launch.buffers {
+            let param = f.param(ParamKind::Buffer, b.index);
+            let id = regions.len() as u32;
+            regions.push(Region {
+                name: param
+                    .map(|p| p.name.clone())
+                    .unwrap_or_else(|| b.name.clone()),
+                size: b.bytes.len() as u64,
+                storage: Storage::Global(global.len() as u32),
+                writable: param.is_none_or(|p| !p.readonly && p.space != Space::Constant),
+            });
+            global.push(b.bytes.clone());
+            if !map.buffers.iter().any(|e| e.0 == b.index) {
+                map.buffers.push((b.index, address(id, 0)));
+            }
+        }
+        let buffer_count = global.len();
+        for d in &module.data {
+            let id = regions.len() as u32;
+            regions.push(Region {
+                name: d.name.clone(),
+                size: d.bytes.len() as u64,
+                storage: Storage::Global(global.len() as u32),
+                writable: false,
+            });
+            global.push(d.bytes.clone());
+            map.data.push(address(id, 0));
+        }
+        // Threadgroup memory: parameters, then allocations, each aligned to 16 bytes.
+        let mut tg_off = 0u64;
+        let mut request = 0u64;
+        for p in f.params.iter().filter(|p| p.kind == ParamKind::Threadgroup) {
+            let size = launch.threadgroup_memory(p.index).ok_or_else(|| {
+                SimError::MissingThreadgroupMemory {
+                    index: p.index,
+                    name: p.name.clone(),
+                }
+            })? as u64;
+            tg_off = align_up(tg_off, (p.elem_align as u64).max(16));
+            let id = regions.len() as u32;
+            regions.push(Region {
+                name: p.name.clone(),
+                size,
+                storage: Storage::Threadgroup(tg_off as u32),
+                writable: true,
+            });
+            map.tg_params.push((p.index, address(id, 0)));
+            tg_off += size;
+            request += size;
+        }
+        for a in &f.threadgroup_allocs {
+            tg_off = align_up(tg_off, (a.align as u64).max(16));
+            let id = regions.len() as u32;
+            regions.push(Region {
+                name: a.name.clone(),
+                size: a.size as u64,
+                storage: Storage::Threadgroup(tg_off as u32),
+                writable: true,
+            });
+            map.tg_allocs.push(address(id, 0));
+            tg_off += a.size as u64;
+            request += a.size as u64;
+        }
+        let mut frame = 0u64;
+        for a in &f.locals {
+            frame = align_up(frame, (a.align as u64).max(8));
+            let id = regions.len() as u32;
+            regions.push(Region {
+                name: a.name.clone(),
+                size: a.size as u64,
+                storage: Storage::Thread(frame as u32),
+                writable: true,
+            });
+            map.locals.push(address(id, 0));
+            frame += a.size as u64;
+        }
+        Ok(Memory {
+            regions: Regions(regions),
+            global,
+            threadgroup_bytes: tg_off as usize,
+            threadgroup_request: request,
+            frame_bytes: align_up(frame, 8) as usize,
+            map,
+            buffer_count,
+        })
+    }
+
+    /// The final contents of the launch buffers, in launch order.
+    pub fn into_buffers(mut self) -> Vec<Vec<u8>> {
+        self.global.truncate(self.buffer_count);
+        self.global
+    }
+}
+
+impl Located {
+    /// The same storage, `off` bytes further.
+    #[inline(always)]
+    pub fn at(self, off: u64) -> Located {
+        let off = off as usize;
+        match self {
+            Located::Global(i, at) => Located::Global(i, at + off),
+            Located::Threadgroup(at) => Located::Threadgroup(at + off),
+            Located::Thread(at) => Located::Thread(at + off),
+        }
+    }
+}
+
+/// The offset part of an address.
+#[inline(always)]
+pub(crate) fn offset_of(addr: u64) -> u64 {
+    addr & OFFSET_MASK
+}
+
+impl Regions {
+    /// Checks the accesses of every lane of `mask` at once, for the common case where they
+    /// all fall in one region and none faults: the region's storage at offset 0 (add each
+    /// lane's [`offset_of`]). `None` otherwise; then check lane by lane with
+    /// [`Regions::locate`] to find the first fault.
+    #[inline]
+    pub fn locate_all_in_one(
+        &self,
+        space: Space,
+        addrs: &[u64; 32],
+        bytes: u32,
+        kind: AccessKind,
+        mask: u32,
+    ) -> Option<Located> {
+        if mask == 0 {
+            return None;
+        }
+        let first = addrs[mask.trailing_zeros() as usize];
+        // Branch-free over all lanes (inactive ones stand in for the first) so it
+        // vectorizes.
+        let (mut differ, mut max_off, mut low) = (0u64, 0u64, 0u64);
+        for (i, &a) in addrs.iter().enumerate() {
+            let a = if mask >> i & 1 != 0 { a } else { first };
+            differ |= a ^ first;
+            max_off = max_off.max(a & OFFSET_MASK);
+            low |= a;
+        }
+        let id = (first >> OFFSET_BITS) as usize;
+        let r = self.0.get(id)?;
+        let space_ok = match r.storage {
+            Storage::Global(_) => matches!(space, Space::Device | Space::Constant),
+            Storage::Threadgroup(_) => space == Space::Threadgroup,
+            Storage::Thread(_) => space == Space::Thread,
+        };
+        let ok = id != 0
+            && differ >> OFFSET_BITS == 0
+            && space_ok
+            && max_off + bytes as u64 <= r.size
+            && low & (bytes as u64 - 1) == 0
+            && (kind == AccessKind::Load || r.writable);
+        ok.then_some(match r.storage {
+            Storage::Global(i) => Located::Global(i, 0),
+            Storage::Threadgroup(base) => Located::Threadgroup(base as usize),
+            Storage::Thread(base) => Located::Thread(base as usize),
+        })
+    }
+
+    /// Checks an access of `bytes` bytes at `addr` in address space `space` by `lane`.
+    #[inline]
+    pub fn locate(
+        &self,
+        space: Space,
+        addr: u64,
+        bytes: u32,
+        kind: AccessKind,
+        lane: u32,
+    ) -> Result<Located, Trap> {
+        let id = (addr >> OFFSET_BITS) as usize;
+        let off = addr & OFFSET_MASK;
+        let trap = |kind_: FaultKind, message: String, region: Option<&Region>| Trap {
+            kind: kind_,
+            message,
+            lane,
+            address: Some(addr),
+            buffer: region.map(|r| r.name.clone()),
+            offset: region.map(|_| off),
+        };
+        let r = match self.0.get(id) {
+            Some(r) if id != 0 => r,
+            _ => {
+                return Err(trap(
+                    FaultKind::OutOfBounds,
+                    format!(
+                        "{} of {bytes} bytes at address {addr:#x}, which is in no buffer or allocation",
+                        kind.name()
+                    ),
+                    None,
+                ));
+            }
+        };
+        let space_ok = match r.storage {
+            Storage::Global(_) => matches!(space, Space::Device | Space::Constant),
+            Storage::Threadgroup(_) => space == Space::Threadgroup,
+            Storage::Thread(_) => space == Space::Thread,
+        };
+        if !space_ok {
+            return Err(trap(
+                FaultKind::OutOfBounds,
+                format!(
+                    "{} {} of `{}`, which is not in {} memory",
+                    space.name(),
+                    kind.name(),
+                    r.name,
+                    space.name()
+                ),
+                Some(r),
+            ));
+        }
+        if off.checked_add(bytes as u64).is_none_or(|end| end > r.size) {
+            return Err(trap(
+                FaultKind::OutOfBounds,
+                format!(
+                    "{}-byte {} at offset {off} of `{}`, which has {} bytes",
+                    bytes,
+                    kind.name(),
+                    r.name,
+                    r.size
+                ),
+                Some(r),
+            ));
+        }
+        if !off.is_multiple_of(bytes as u64) {
+            return Err(trap(
+                FaultKind::Misaligned,
+                format!(
+                    "{}-byte {} at offset {off} of `{}` is not {bytes}-byte aligned",
+                    bytes,
+                    kind.name(),
+                    r.name
+                ),
+                Some(r),
+            ));
+        }
+        if kind != AccessKind::Load && !r.writable {
+            return Err(trap(
+                FaultKind::ReadOnlyWrite,
+                format!("{} to `{}`, which is read-only", kind.name(), r.name),
+                Some(r),
+            ));
+        }
+        Ok(match r.storage {
+            Storage::Global(i) => Located::Global(i, off as usize),
+            Storage::Threadgroup(base) => Located::Threadgroup(base as usize + off as usize),
+            Storage::Thread(base) => Located::Thread(base as usize + off as usize),
+        })
+    }
+}
+
+/// The storage one SIMD-group's accesses can reach: global buffers, its threadgroup's
+/// block, its own thread-memory frames (32 of them, one per lane).
+pub(crate) struct Spaces<'a> {
+    /// Global storage.
+    pub global: &'a mut [Vec<u8>],
+    /// The threadgroup's block.
+    pub threadgroup: &'a mut [u8],
+    /// The SIMD-group's frames, lane after lane.
+    pub frames: &'a mut [u8],
+    /// Bytes per frame.
+    pub frame_bytes: usize,
+}
+
+impl Spaces<'_> {
+    fn bytes(&mut self, loc: Located, lane: u32, n: usize) -> &mut [u8] {
+        match loc {
+            Located::Global(i, at) => &mut self.global[i as usize][at..at + n],
+            Located::Threadgroup(at) => &mut self.threadgroup[at..at + n],
+            Located::Thread(at) => {
+                let at = lane as usize * self.frame_bytes + at;
+                &mut self.frames[at..at + n]
+            }
+        }
+    }
+
+    /// Reads `n` (1, 2, 4 or 8) bytes, little endian.
+    #[inline]
+    pub fn read(&mut self, loc: Located, lane: u32, n: u32) -> u64 {
+        let b = self.bytes(loc, lane, n as usize);
+        let mut v = [0u8; 8];
+        v[..b.len()].copy_from_slice(b);
+        u64::from_le_bytes(v)
+    }
+
+    /// Writes the low `n` bytes of `value`, little endian.
+    #[inline]
+    pub fn write(&mut self, loc: Located, lane: u32, n: u32, value: u64) {
+        let b = self.bytes(loc, lane, n as usize);
+        let len = b.len();
+        b.copy_from_slice(&value.to_le_bytes()[..len]);
+    }
+}

@@ -1,0 +1,117 @@
+//! The entry point: checks a launch against its kernel and the GPU, builds the memory and
+//! the program, runs the dispatch under a scheduler and gathers the outcome.
+
+use metalsim_isa::{Module, OpClass, ParamKind};
+use metalsim_launch::{Grid, Launch};
+use metalsim_models::Gpu;
+
+use crate::dispatch::Geometry;
+use crate::error::SimError;
+use crate::machine::Machine;
+use crate::memory::Memory;
+use crate::outcome::{DEFAULT_INSTRUCTION_BUDGET, RunOptions, RunOutcome, Stats};
+use crate::program;
+use crate::timing::{ModelV1, Timing, Untimed};
+
+/// Runs kernel `kernel` of `module` once, as `launch` describes, on `gpu`.
+///
+/// Bad input (unknown kernel, a kernel the verifier rejects, missing bindings, sizes the
+/// GPU cannot run) is an `Err`. A mistake the kernel makes while running is a
+/// [`KernelFault`](crate::KernelFault) in the outcome: the run stops there and returns the
+/// buffers as they stood.
+pub fn run(
+    module: &Module,
+    kernel: &str,
+    launch: &Launch,
+    gpu: &Gpu,
+    options: &RunOptions,
+) -> Result<RunOutcome, SimError> {
+    let f = module
+        .function(kernel)
+        .ok_or_else(|| SimError::UnknownKernel {
+            name: kernel.to_string(),
+        })?;
+    metalsim_isa::verify_function(f, module.data.len())?;
+    check_sizes(launch, gpu)?;
+    let memory = Memory::new(module, f, launch)?;
+    if memory.threadgroup_request > gpu.max_threadgroup_memory as u64 {
+        return Err(SimError::BadLaunch(format!(
+            "the kernel needs {} bytes of threadgroup memory; {} allows {} per threadgroup",
+            memory.threadgroup_request, gpu.name, gpu.max_threadgroup_memory
+        )));
+    }
+    for p in f
+        .params
+        .iter()
+        .filter(|p| p.kind == ParamKind::Buffer && p.is_ref)
+    {
+        let len = launch.buffer(p.index).map_or(0, |b| b.bytes.len() as u64);
+        if len < p.elem_size as u64 {
+            return Err(SimError::BadLaunch(format!(
+                "buffer({}) for `{}` has {len} bytes, less than one {} ({} bytes)",
+                p.index, p.name, p.type_name, p.elem_size
+            )));
+        }
+    }
+    let program = program::decode(f, &memory.map);
+    let geometry = Geometry::new(launch);
+    let budget = options
+        .max_instructions
+        .unwrap_or(DEFAULT_INSTRUCTION_BUDGET);
+    let mut machine = Machine::new(&program, module, memory, geometry, budget);
+    let report = if options.timing {
+        ModelV1::new(gpu).run(&mut machine)
+    } else {
+        Untimed.run(&mut machine)
+    };
+    let (buffers, c) = machine.finish();
+    Ok(RunOutcome {
+        buffers,
+        stats: Stats {
+            cycles: report.cycles.0,
+            simd_instructions: c.simd_instructions,
+            thread_instructions: c.thread_instructions,
+            threadgroups: c.threadgroups,
+            simdgroups: c.simdgroups,
+            instructions_by_class: OpClass::ALL
+                .iter()
+                .map(|&k| (k, c.by_class[k as usize]))
+                .collect(),
+            device_bytes_read: c.device_bytes_read,
+            device_bytes_written: c.device_bytes_written,
+            dram_bytes: report.dram_bytes,
+        },
+        fault: report.fault,
+    })
+}
+
+/// Checks the grid and threadgroup sizes.
+fn check_sizes(launch: &Launch, gpu: &Gpu) -> Result<(), SimError> {
+    let tg = launch.threadgroup;
+    if tg.contains(&0) {
+        return Err(SimError::BadLaunch(format!(
+            "threadgroup size {tg:?} has a zero dimension"
+        )));
+    }
+    let threads: u64 = tg.iter().map(|&d| d as u64).product();
+    if threads > gpu.max_threads_per_threadgroup as u64 {
+        return Err(SimError::BadLaunch(format!(
+            "threadgroup size {tg:?} has {threads} threads; {} allows {}",
+            gpu.name, gpu.max_threads_per_threadgroup
+        )));
+    }
+    let grid = match launch.grid {
+        Grid::Threads(g) | Grid::Threadgroups(g) => g,
+    };
+    if grid.contains(&0) {
+        return Err(SimError::BadLaunch(format!("grid {grid:?} is empty")));
+    }
+    if let Grid::Threadgroups(g) = launch.grid
+        && (0..3).any(|d| g[d] as u64 * tg[d] as u64 > u32::MAX as u64)
+    {
+        return Err(SimError::BadLaunch(format!(
+            "grid of {g:?} threadgroups of {tg:?} has more than 2^32 threads in a dimension"
+        )));
+    }
+    Ok(())
+}

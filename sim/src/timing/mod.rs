@@ -1,0 +1,45 @@
+//! Timing: which SIMD-group issues next and when.
+//!
+//! A [`Timing`] drives a [`Machine`]: it starts threadgroups, picks the SIMD-group that
+//! issues next and calls [`Machine::step`], then charges time for what the returned
+//! [`Executed`](crate::exec::Executed) record says happened. Timing never computes values;
+//! the machine never counts cycles. Two implementations:
+//! - [`Untimed`]: no model; threadgroups in order, their SIMD-groups round robin, each
+//!   running until it waits at a barrier or finishes (`RunOptions::timing == false`).
+//! - [`ModelV1`]: cores, schedulers, a scoreboard and a cache/DRAM hierarchy from the
+//!   [`Gpu`](metalsim_models::Gpu) model.
+
+mod cache;
+mod core;
+mod memsys;
+mod queue;
+mod untimed;
+mod v1;
+
+pub(crate) use untimed::Untimed;
+pub(crate) use v1::ModelV1;
+
+use crate::fault::KernelFault;
+use crate::machine::Machine;
+
+/// A point in simulated time, in GPU cycles.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Default, Hash)]
+pub(crate) struct Cycle(pub u64);
+
+/// What a timing run reports.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TimingReport {
+    /// When the last SIMD-group finished (or the fault happened).
+    pub cycles: Cycle,
+    /// Bytes moved to and from DRAM.
+    pub dram_bytes: u64,
+    /// The fault that stopped the run.
+    pub fault: Option<KernelFault>,
+}
+
+/// A scheduler with (or without) a timing model.
+pub(crate) trait Timing {
+    /// Runs every threadgroup of the dispatch on `machine` to completion or to the first
+    /// fault.
+    fn run(&mut self, machine: &mut Machine) -> TimingReport;
+}

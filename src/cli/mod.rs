@@ -1,0 +1,105 @@
+//! Subcommands, one module each, and what they share: loading and compiling a kernel file.
+
+pub mod asm;
+pub mod check;
+pub mod models;
+pub mod run;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Parser, Subcommand};
+use metalsim_frontend::{CompileOptions, SourceMap, compile, has_errors, render};
+use metalsim_isa::Module;
+
+/// Runs Metal Shading Language compute kernels on modeled Apple GPUs.
+#[derive(Parser, Debug)]
+#[command(name = "metalsim", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Compile a kernel and simulate one dispatch described by a launch spec.
+    Run(run::RunArgs),
+    /// Parse and type-check a kernel file; print diagnostics only.
+    Check(check::CheckArgs),
+    /// Print the ISA a kernel file lowers to.
+    Asm(asm::AsmArgs),
+    /// List the built-in GPU models.
+    Models(models::ModelsArgs),
+}
+
+/// How a command failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input: exit code 2. The message (possibly empty when diagnostics were already
+    /// printed) goes to stderr.
+    BadInput(String),
+    /// The kernel faulted while running: exit code 1 (already reported).
+    KernelFault,
+}
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure::BadInput(e.to_string())
+    }
+}
+
+/// Compiler options shared by every command that reads MSL.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CompileArgs {
+    /// Add a folder to the `#include "..."` search path.
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Define a macro: `-D NAME` or `-D NAME=VALUE`.
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub define: Vec<String>,
+}
+
+impl CompileArgs {
+    fn options(&self) -> CompileOptions {
+        CompileOptions {
+            include_dirs: self.include.clone(),
+            defines: self
+                .define
+                .iter()
+                .map(|d| match d.split_once('=') {
+                    Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                    None => (d.clone(), None),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Reads and compiles a kernel file, printing its diagnostics to stderr. Fails (exit 2)
+/// when it has errors.
+pub fn load_module(path: &Path, args: &CompileArgs) -> Result<(Module, SourceMap), Failure> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::BadInput(format!("cannot read {}: {e}", path.display())))?;
+    let mut sources = SourceMap::new();
+    let id = sources.add(path.display().to_string(), Some(path), text);
+    let (module, diags) = compile(&mut sources, id, &args.options());
+    if !diags.is_empty() {
+        eprint!(
+            "{}",
+            render(&diags, &sources, std::io::stderr().is_terminal())
+        );
+    }
+    match module {
+        Some(m) if !has_errors(&diags) => Ok((m, sources)),
+        _ => {
+            let n = diags.iter().filter(|d| d.is_error()).count();
+            Err(Failure::BadInput(format!(
+                "{} has {n} error{}",
+                path.display(),
+                if n == 1 { "" } else { "s" }
+            )))
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! `metalsim run`: compile, resolve the launch spec, simulate, report, write outputs.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use metalsim_launch::LaunchSpec;
+use metalsim_sim::{RunOptions, RunOutcome};
+use metalsim_traces::{FaultReport, MemorySummary, Report};
+
+use super::{CompileArgs, Failure, load_module};
+
+/// How much of the timing model runs.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Timing {
+    /// The full cycle-approximate model.
+    #[default]
+    Full,
+    /// Outputs and instruction counts only (faster).
+    Off,
+}
+
+/// Arguments of `metalsim run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The kernel file (.metal).
+    pub kernel: PathBuf,
+    /// The launch spec (TOML): kernel name, grid, threadgroup size, buffers.
+    #[arg(long)]
+    pub spec: PathBuf,
+    /// The GPU model: a built-in name (see `metalsim models`) or a model file (.toml).
+    #[arg(long, default_value = "m1")]
+    pub model: String,
+    /// Write `report.json` and every output buffer as `<name>.npy` into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Timing model: `full` (default) or `off`.
+    #[arg(long, value_enum, default_value_t)]
+    pub timing: Timing,
+    /// Stop the kernel after this many SIMD-group instructions (a runaway-loop guard).
+    #[arg(long, value_name = "N")]
+    pub max_instructions: Option<u64>,
+    /// Print the report as JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Compiler options.
+    #[command(flatten)]
+    pub compile: CompileArgs,
+}
+
+/// Memory the buffers may take: under half of what the machine has available, since the
+/// simulator holds the initial and the working copy.
+fn memory_limit() -> u64 {
+    let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
+        t.lines()
+            .find(|l| l.starts_with("MemAvailable:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    });
+    available.unwrap_or(8 << 30) * 2 / 5
+}
+
+/// Runs `metalsim run`.
+pub fn run(args: &RunArgs) -> Result<(), Failure> {
+    let gpu = metalsim_models::load(&args.model)?;
+    let spec = LaunchSpec::from_file(&args.spec)?;
+    let (module, _) = load_module(&args.kernel, &args.compile)?;
+    let kernel_name = spec.kernel.clone();
+    let Some(function) = module.function(&kernel_name) else {
+        let names: Vec<&str> = module.functions.iter().map(|f| f.name.as_str()).collect();
+        return Err(Failure::BadInput(format!(
+            "{}: the spec names kernel `{kernel_name}`, but {} defines {}",
+            args.spec.display(),
+            args.kernel.display(),
+            if names.is_empty() {
+                "no kernels".to_string()
+            } else {
+                names.join(", ")
+            }
+        )));
+    };
+    let launch = spec.resolve(function, memory_limit())?;
+    let options = RunOptions {
+        timing: args.timing == Timing::Full,
+        max_instructions: args.max_instructions,
+    };
+    let started = Instant::now();
+    let outcome = metalsim_sim::run(&module, &kernel_name, &launch, &gpu, &options)?;
+    let wall = started.elapsed();
+    let report = make_report(&outcome, &launch, &gpu, &kernel_name, args.timing);
+    if args.json {
+        println!("{}", report.to_json());
+    } else {
+        print!("{}", report.to_text());
+        let rate = outcome.stats.simd_instructions as f64 / wall.as_secs_f64().max(1e-9);
+        eprintln!(
+            "simulated in {:.2} s ({:.1} M SIMD-group instructions/s)",
+            wall.as_secs_f64(),
+            rate / 1e6
+        );
+    }
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure::BadInput(format!("cannot create {}: {e}", dir.display())))?;
+        let report_path = dir.join("report.json");
+        std::fs::write(&report_path, report.to_json() + "\n").map_err(|e| {
+            Failure::BadInput(format!("cannot write {}: {e}", report_path.display()))
+        })?;
+        let written = metalsim_launch::write_outputs(&launch, &outcome.buffers, dir)?;
+        eprintln!("wrote {}", report_path.display());
+        for p in written {
+            eprintln!("wrote {}", p.display());
+        }
+    }
+    if let Some(f) = &outcome.fault {
+        eprintln!(
+            "kernel fault: {} at {} in thread {:?} (threadgroup {:?}, SIMD-group {}, lane {}): {}",
+            f.kind.name(),
+            f.location,
+            f.thread,
+            f.threadgroup,
+            f.simdgroup,
+            f.lane,
+            f.message
+        );
+        return Err(Failure::KernelFault);
+    }
+    Ok(())
+}
+
+fn make_report(
+    o: &RunOutcome,
+    launch: &metalsim_launch::Launch,
+    gpu: &metalsim_models::Gpu,
+    kernel: &str,
+    timing: Timing,
+) -> Report {
+    let s = &o.stats;
+    let time_us = gpu.cycles_to_us(s.cycles);
+    let by_class: BTreeMap<String, u64> = s
+        .instructions_by_class
+        .iter()
+        .map(|(c, n)| (c.name().to_string(), *n))
+        .collect();
+    let fault = o.fault.as_ref().map(|f| {
+        let (file, line, column) = split_location(&f.location);
+        FaultReport {
+            kind: f.kind.name().to_string(),
+            message: f.message.clone(),
+            file,
+            line,
+            column,
+            thread: f.thread,
+            threadgroup: f.threadgroup,
+            lane: f.lane,
+        }
+    });
+    Report {
+        kernel: kernel.to_string(),
+        model: gpu.name.clone(),
+        cycles: s.cycles,
+        time_us,
+        threadgroups: s.threadgroups,
+        simdgroups: s.simdgroups,
+        simd_instructions: s.simd_instructions,
+        thread_instructions: s.thread_instructions,
+        simd_efficiency: if s.simd_instructions == 0 {
+            0.0
+        } else {
+            s.thread_instructions as f64 / (32.0 * s.simd_instructions as f64)
+        },
+        grid: launch.threads_per_grid(),
+        threadgroup_size: launch.threadgroup,
+        timing: match timing {
+            Timing::Full => "full".into(),
+            Timing::Off => "off".into(),
+        },
+        instructions_by_class: by_class,
+        memory: MemorySummary {
+            device_bytes_read: s.device_bytes_read,
+            device_bytes_written: s.device_bytes_written,
+            dram_bytes: s.dram_bytes,
+            dram_gb_per_s: if time_us > 0.0 {
+                s.dram_bytes as f64 / (time_us * 1e3)
+            } else {
+                0.0
+            },
+        },
+        fault,
+    }
+}
+
+/// `file:line:col` into its parts (the file name may itself contain colons).
+fn split_location(loc: &str) -> (String, u32, u32) {
+    let mut parts = loc.rsplitn(3, ':');
+    let col = parts.next().and_then(|c| c.parse().ok());
+    let line = parts.next().and_then(|l| l.parse().ok());
+    match (parts.next(), line, col) {
+        (Some(file), Some(line), Some(col)) => (file.to_string(), line, col),
+        _ => (loc.to_string(), 0, 0),
+    }
+}
