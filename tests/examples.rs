@@ -144,13 +144,17 @@ fn matmul_tiled_matches_cpu_with_partial_tiles() {
     assert_eq!(f32s(&out.buffers[2]), want);
 }
 
+// The reduction's shuffle tree assumes whole SIMD-groups (a shuffle from a lane that does
+// not exist is undefined in Metal), so these dispatch whole threadgroups and let the
+// `gid < count` guard pad with zeros, as the guide's host code does.
 #[test]
 fn reduce_sum_matches_cpu() {
     let n = 5000;
+    let groups = n / 256 + 1;
     let spec = format!(
         r#"
 kernel = "reduce_sum"
-threads = [{n}, 1, 1]
+threadgroups = [{groups}, 1, 1]
 threadgroup = [256, 1, 1]
 [[buffer]]
 index = 0
@@ -184,10 +188,11 @@ bytes = 32
 #[test]
 fn reduce_sum_of_ones_is_exact() {
     let n = 4096 + 77;
+    let groups = n / 1024 + 1;
     let spec = format!(
         r#"
 kernel = "reduce_sum"
-threads = [{n}, 1, 1]
+threadgroups = [{groups}, 1, 1]
 threadgroup = [1024, 1, 1]
 [[buffer]]
 index = 0

@@ -1,6 +1,7 @@
 //! metalsim's frontend: Metal Shading Language source to the ISA.
 //!
-//! The stages, each in its own module: [`lexer`] (chumsky) turns text into tokens,
+//! The stages, each in its own module: [`lexer`] turns text into tokens (line ends kept,
+//! for the preprocessor),
 //! [`preprocess`] runs directives and expands macros, [`parser`] (chumsky with Pratt
 //! parsing) builds the [`ast`], and [`lower`] type-checks the AST and lowers it to an
 //! [`metalsim_isa::Module`]. Every stage returns its output together with a list of

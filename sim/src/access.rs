@@ -41,10 +41,38 @@ fn locate_all(
         }
         return Ok(out);
     }
+    // Lane by lane, to report the first faulting lane.
     for l in lanes(mask) {
         out[l as usize] = regions.locate(space, addrs[l as usize], bytes, kind, l)?;
     }
     Ok(out)
+}
+
+/// Reads `N` bytes at each active lane's offset in `mem`.
+#[inline(always)]
+fn gather<const N: usize>(mem: &[u8], addrs: &[u64; 32], mask: LaneMask) -> [u64; 32] {
+    let mut out = [0u64; 32];
+    for (i, (o, &a)) in out.iter_mut().zip(addrs).enumerate() {
+        if mask >> i & 1 != 0 {
+            let off = offset_of(a) as usize;
+            let mut b = [0u8; 8];
+            b[..N].copy_from_slice(&mem[off..off + N]);
+            *o = u64::from_le_bytes(b);
+        }
+    }
+    out
+}
+
+/// Writes the low `N` bytes of each active lane's value at its offset in `mem`, in
+/// ascending lane order.
+#[inline(always)]
+fn scatter<const N: usize>(mem: &mut [u8], addrs: &[u64; 32], values: &[u64; 32], mask: LaneMask) {
+    for (i, (&a, v)) in addrs.iter().zip(values).enumerate() {
+        if mask >> i & 1 != 0 {
+            let off = offset_of(a) as usize;
+            mem[off..off + N].copy_from_slice(&v.to_le_bytes()[..N]);
+        }
+    }
 }
 
 /// Loads a value of `ty` in each active lane (canonical bits, widened to 64).
@@ -57,11 +85,29 @@ pub(crate) fn load(
     mask: LaneMask,
 ) -> Result<[u64; 32], Trap> {
     let n = ty.bytes();
-    let at = locate_all(regions, space, addrs, n, AccessKind::Load, mask)?;
-    let mut out = [0u64; 32];
-    for l in lanes(mask) {
-        let v = spaces.read(at[l as usize], l, n);
-        out[l as usize] = if ty == Type::Pred { (v != 0) as u64 } else { v };
+    let fast = regions
+        .locate_all_in_one(space, addrs, n, AccessKind::Load, mask)
+        .and_then(|base| spaces.shared(base));
+    let mut out = match fast {
+        Some(mem) => match n {
+            1 => gather::<1>(mem, addrs, mask),
+            2 => gather::<2>(mem, addrs, mask),
+            4 => gather::<4>(mem, addrs, mask),
+            _ => gather::<8>(mem, addrs, mask),
+        },
+        None => {
+            let at = locate_all(regions, space, addrs, n, AccessKind::Load, mask)?;
+            let mut out = [0u64; 32];
+            for l in lanes(mask) {
+                out[l as usize] = spaces.read(at[l as usize], l, n);
+            }
+            out
+        }
+    };
+    if ty == Type::Pred {
+        for v in &mut out {
+            *v = (*v != 0) as u64;
+        }
     }
     Ok(out)
 }
@@ -77,11 +123,27 @@ pub(crate) fn store(
     mask: LaneMask,
 ) -> Result<(), Trap> {
     let n = ty.bytes();
-    let at = locate_all(regions, space, addrs, n, AccessKind::Store, mask)?;
-    for l in lanes(mask) {
-        let v = values[l as usize];
-        let v = if ty == Type::Pred { v & 1 } else { v };
-        spaces.write(at[l as usize], l, n, v);
+    let values = &if ty == Type::Pred {
+        values.map(|v| v & 1)
+    } else {
+        *values
+    };
+    let fast = regions
+        .locate_all_in_one(space, addrs, n, AccessKind::Store, mask)
+        .and_then(|base| spaces.shared(base));
+    match fast {
+        Some(mem) => match n {
+            1 => scatter::<1>(mem, addrs, values, mask),
+            2 => scatter::<2>(mem, addrs, values, mask),
+            4 => scatter::<4>(mem, addrs, values, mask),
+            _ => scatter::<8>(mem, addrs, values, mask),
+        },
+        None => {
+            let at = locate_all(regions, space, addrs, n, AccessKind::Store, mask)?;
+            for l in lanes(mask) {
+                spaces.write(at[l as usize], l, n, values[l as usize]);
+            }
+        }
     }
     Ok(())
 }

@@ -428,6 +428,16 @@ impl Spaces<'_> {
         }
     }
 
+    /// The bytes of a global or threadgroup region from its start (`base` from
+    /// [`Regions::locate_all_in_one`]); `None` for thread memory, which differs per lane.
+    pub fn shared(&mut self, base: Located) -> Option<&mut [u8]> {
+        match base {
+            Located::Global(i, at) => Some(&mut self.global[i as usize][at..]),
+            Located::Threadgroup(at) => Some(&mut self.threadgroup[at..]),
+            Located::Thread(_) => None,
+        }
+    }
+
     /// Reads `n` (1, 2, 4 or 8) bytes, little endian.
     #[inline]
     pub fn read(&mut self, loc: Located, lane: u32, n: u32) -> u64 {

@@ -374,6 +374,23 @@ fn eval_depth(e: &Expr, lookup: &dyn Fn(&str) -> Option<Const>, depth: u32) -> O
                 _ => None,
             }
         }
+        ExprKind::SizeofType(t) | ExprKind::AlignofType(t) => {
+            // Builtin types only; struct sizes are known to lowering, not here.
+            let crate::ast::TypeKind::Named { path, args } = &t.kind else {
+                return None;
+            };
+            if !args.is_empty() {
+                return None;
+            }
+            let ty = builtin_type(path.last())?;
+            let structs = crate::lower::types::Structs::default();
+            let n = if matches!(e.kind, ExprKind::SizeofType(_)) {
+                structs.size(&ty)
+            } else {
+                structs.align(&ty)
+            };
+            Some(Const::int(Scalar::ULong, n as i128))
+        }
         ExprKind::Call { callee, args } if args.len() == 1 => {
             // Functional casts `uint(x)`.
             let ExprKind::Name { path, args: targs } = &callee.kind else {

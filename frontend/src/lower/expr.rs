@@ -266,6 +266,7 @@ impl FnLowerer<'_, '_> {
                             self.error(format!("`{name}` is a constant, not an object"), e.span);
                             None
                         }
+                        Some(GlobalValue::Poisoned) => None,
                         None => {
                             self.error(format!("unknown name `{name}`"), path.span);
                             None
@@ -644,6 +645,7 @@ impl FnLowerer<'_, '_> {
                             let p = self.place(e)?;
                             self.load(&p, e.span)
                         }
+                        Some(GlobalValue::Poisoned) => None,
                         None => {
                             if let Some(c) = consteval::builtin_constant(name) {
                                 self.at(e.span);

@@ -35,7 +35,9 @@ fn position_attribute(name: &str) -> Option<&'static [SpecialReg]> {
             ThreadgroupPositionInGridY,
             ThreadgroupPositionInGridZ,
         ],
-        "threads_per_grid" => &[ThreadsPerGridX, ThreadsPerGridY, ThreadsPerGridZ],
+        "threads_per_grid" | "grid_size" | "grid_origin" => {
+            &[ThreadsPerGridX, ThreadsPerGridY, ThreadsPerGridZ]
+        }
         "threads_per_threadgroup" => &[
             ThreadsPerThreadgroupX,
             ThreadsPerThreadgroupY,
@@ -432,7 +434,12 @@ impl FnLowerer<'_, '_> {
         let parts = regs[..len as usize]
             .iter()
             .map(|r| {
-                let v = self.s.val(Op::Sreg(*r), Type::U32, &[]);
+                // A compute dispatch's grid starts at the origin.
+                let v = if aname == "grid_origin" {
+                    self.const_u32(0)
+                } else {
+                    self.s.val(Op::Sreg(*r), Type::U32, &[])
+                };
                 self.scalar_cvt(v, Scalar::UInt, elem)
             })
             .collect();

@@ -68,6 +68,8 @@ pub(crate) enum GlobalValue {
     Const(Const),
     /// Read-only data in the constant address space (module data object `id`).
     Data { id: u32, ty: Ty },
+    /// A declaration that was refused (and reported): uses stay silent.
+    Poisoned,
 }
 
 /// A type as declared: the type, its top-level qualifiers, and whether it is a reference.
@@ -241,6 +243,8 @@ impl<'a> Globals<'a> {
             Some(GlobalValue::Const(c)) => Some(*c),
             _ => None,
         };
+        let name = v.name.name.clone();
+        self.values.insert(name.clone(), GlobalValue::Poisoned);
         let Some(mut d) = self.resolve_type(&v.ty, &lookup) else {
             return;
         };

@@ -514,7 +514,8 @@ impl FnLowerer<'_, '_> {
                 );
             }
             Space::Thread => {
-                let in_memory = contains_array(&d.ty) || self.addr_taken.contains(&name);
+                let in_memory =
+                    contains_array(&d.ty, &self.g.structs) || self.addr_taken.contains(&name);
                 let value = match &init_expr {
                     Some(e) => match self.init_value(&d.ty, e) {
                         Some(v) => Some(v),
@@ -599,8 +600,16 @@ fn type_name_of(t: &ast::TypeExpr) -> Option<String> {
 }
 
 /// Arrays live in memory (they are indexed at run time); so do structs holding them.
-pub fn contains_array(ty: &Ty) -> bool {
-    matches!(ty, Ty::Array(..))
+pub fn contains_array(ty: &Ty, structs: &crate::lower::types::Structs) -> bool {
+    match ty {
+        Ty::Array(..) => true,
+        Ty::Struct(id) => structs
+            .get(*id)
+            .fields
+            .iter()
+            .any(|f| contains_array(&f.1, structs)),
+        _ => false,
+    }
 }
 
 /// Collects the names whose address is taken (`&x`) anywhere in a body, so those variables

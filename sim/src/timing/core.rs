@@ -12,21 +12,14 @@ use crate::regalloc::Bank;
 /// Per-class cycle counts, indexed by `OpClass as usize`.
 pub(crate) type PerClass = [u64; OpClass::ALL.len()];
 
-/// Timing state of one resident SIMD-group.
+/// Timing state of one resident SIMD-group: its scoreboard. What the schedulers scan
+/// every cycle is apart, in its compact [`Candidate`].
 #[derive(Clone, Debug)]
 pub(crate) struct WarpClock {
     /// Its threadgroup in the machine.
     pub group: GroupId,
     /// Its index in the threadgroup.
     pub sg: usize,
-    /// Arrival order (lower is older).
-    pub age: u64,
-    /// Earliest cycle its next instruction's operands are ready (and any branch resolved).
-    pub ready_at: u64,
-    /// The timing class of its next instruction.
-    pub class: OpClass,
-    /// It waits at a threadgroup barrier.
-    pub waiting: bool,
     /// Cycle each 32-bit slot's value is ready.
     pub ready32: Vec<u64>,
     /// Cycle each 64-bit slot's value is ready.
@@ -55,13 +48,27 @@ impl WarpClock {
     }
 }
 
+/// What a scheduler needs to know of a SIMD-group to pick one: small, and kept in a list
+/// per scheduler in age order (oldest first), so the scan each cycle stays cheap.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Candidate {
+    /// Earliest cycle its next instruction's operands are ready (and any branch resolved).
+    pub ready_at: u64,
+    /// Its core slot.
+    pub slot: u32,
+    /// The timing class of its next instruction.
+    pub class: OpClass,
+    /// It waits at a threadgroup barrier.
+    pub waiting: bool,
+}
+
 /// One SIMD-group scheduler: its pipes and its SIMD-groups, oldest first.
 #[derive(Clone, Debug)]
 pub(crate) struct Scheduler {
     /// When each class's pipe is free again.
     pub pipe_free: PerClass,
-    /// Its SIMD-groups' slots, oldest first.
-    pub order: Vec<u32>,
+    /// Its SIMD-groups, oldest first.
+    pub order: Vec<Candidate>,
     /// The earliest cycle one of its SIMD-groups can issue (`u64::MAX`: none can), valid
     /// unless `stale`.
     pub next: u64,
@@ -157,11 +164,20 @@ impl Core {
                 && self.threadgroup_bytes + bytes <= limits.threadgroup_bytes)
     }
 
-    /// Makes a started threadgroup resident; its SIMD-groups get the given clocks.
-    pub fn admit(&mut self, group: GroupId, shape: &Shape, bytes: u64, clocks: Vec<WarpClock>) {
-        let mut slots = Vec::with_capacity(clocks.len());
+    /// Makes a started threadgroup resident. Its SIMD-groups (with the class of their
+    /// first instruction) are younger than every resident one, so they go to the end of
+    /// their schedulers' lists; they can issue from `now`.
+    pub fn admit(
+        &mut self,
+        group: GroupId,
+        shape: &Shape,
+        bytes: u64,
+        warps: Vec<(WarpClock, OpClass)>,
+        now: u64,
+    ) {
+        let mut slots = Vec::with_capacity(warps.len());
         let n = self.schedulers.len();
-        for w in clocks {
+        for (w, class) in warps {
             let slot = match self.warps.iter().position(Option::is_none) {
                 Some(s) => s,
                 None => {
@@ -170,14 +186,15 @@ impl Core {
                 }
             };
             self.warps[slot] = Some(w);
-            self.schedulers[slot % n].order.push(slot as u32);
+            let sched = &mut self.schedulers[slot % n];
+            sched.order.push(Candidate {
+                ready_at: now,
+                slot: slot as u32,
+                class,
+                waiting: false,
+            });
+            sched.stale = true;
             slots.push(slot as u32);
-        }
-        for s in &mut self.schedulers {
-            let warps = &self.warps;
-            s.order
-                .sort_by_key(|&i| warps[i as usize].as_ref().map_or(u64::MAX, |w| w.age));
-            s.stale = true;
         }
         self.threads += shape.threads;
         self.threadgroup_bytes += bytes;
@@ -189,11 +206,21 @@ impl Core {
         });
     }
 
+    /// The scheduler of a slot and the SIMD-group's position in its list.
+    pub fn find(&self, slot: u32) -> Option<(usize, usize)> {
+        let s = slot as usize % self.schedulers.len();
+        let pos = self.schedulers[s]
+            .order
+            .iter()
+            .position(|c| c.slot == slot)?;
+        Some((s, pos))
+    }
+
     /// Removes a finished SIMD-group; returns its clock for reuse.
     pub fn remove_warp(&mut self, slot: u32) -> Option<WarpClock> {
         let n = self.schedulers.len();
         let s = &mut self.schedulers[slot as usize % n];
-        s.order.retain(|&s| s != slot);
+        s.order.retain(|c| c.slot != slot);
         s.stale = true;
         self.warps[slot as usize].take()
     }
@@ -207,23 +234,21 @@ impl Core {
 
     /// Recomputes a scheduler's earliest issue cycle.
     fn refresh(&mut self, s: usize) {
-        let sched = &self.schedulers[s];
+        let sched = &mut self.schedulers[s];
         let mut next = u64::MAX;
-        for &slot in &sched.order {
-            if let Some(w) = &self.warps[slot as usize]
-                && !w.waiting
-            {
-                next = next.min(w.ready_at.max(sched.pipe_free[w.class as usize]));
+        for c in &sched.order {
+            if !c.waiting {
+                next = next.min(c.ready_at.max(sched.pipe_free[c.class as usize]));
             }
         }
-        let sched = &mut self.schedulers[s];
         sched.next = next;
         sched.stale = false;
     }
 
-    /// The oldest SIMD-group of scheduler `s` that can issue at `now`.
+    /// The position (in its scheduler's list) of the oldest SIMD-group of scheduler `s`
+    /// that can issue at `now`.
     #[inline]
-    pub fn pick(&mut self, s: usize, now: u64) -> Option<u32> {
+    pub fn pick(&mut self, s: usize, now: u64) -> Option<usize> {
         if self.schedulers[s].stale {
             self.refresh(s);
         }
@@ -231,10 +256,8 @@ impl Core {
         if sched.next > now {
             return None;
         }
-        sched.order.iter().copied().find(|&slot| {
-            self.warps[slot as usize].as_ref().is_some_and(|w| {
-                !w.waiting && w.ready_at <= now && sched.pipe_free[w.class as usize] <= now
-            })
+        sched.order.iter().position(|c| {
+            !c.waiting && c.ready_at <= now && sched.pipe_free[c.class as usize] <= now
         })
     }
 

@@ -8,7 +8,11 @@
 //!   on scheduler `i % schedulers`. A scheduler issues at most one instruction per cycle:
 //!   the oldest of its SIMD-groups whose operands are ready and whose class's pipe is free
 //!   (busy `issue.<class>` cycles after each issue). A result is ready `latency.<class>`
-//!   cycles after issue; loads when the memory system returns the data.
+//!   cycles after issue; loads when the memory system ([`MemorySystem`]) returns the data.
+//!   Device accesses take one issue cycle (the L1 port limits their bandwidth); stores do
+//!   not stall but a SIMD-group finishes only once its stores are done. After a branch the
+//!   next instruction waits `latency.control`; block parameters are ready when their
+//!   arguments are. Released barriers let their SIMD-groups go `latency.barrier` later.
 //! - Time jumps from event to event: cores are processed in (cycle, core) order and
 //!   functional effects happen at issue in that order, so every run gives the same result.
 
@@ -84,7 +88,6 @@ struct Run<'m, 'p> {
     cores: Vec<Core>,
     mem: MemorySystem,
     events: BinaryHeap<Reverse<(u64, usize)>>,
-    next_age: u64,
     finish: u64,
     /// Threadgroups resident on some core.
     resident: usize,
@@ -104,7 +107,6 @@ impl Timing for ModelV1<'_> {
                 .collect(),
             mem: MemorySystem::new(self.gpu),
             events: BinaryHeap::new(),
-            next_age: 0,
             finish: 0,
             resident: 0,
             tg_bytes: m.threadgroup_bytes() as u64,
@@ -141,36 +143,28 @@ impl Run<'_, '_> {
         let shape = m.group(id).shape;
         let n = m.group(id).simdgroups.len();
         let slots = self.program.slots;
-        let mut clocks = Vec::with_capacity(n);
+        let mut warps = Vec::with_capacity(n);
         for sg in 0..n {
             let mut w = self.spare.pop().unwrap_or_else(|| WarpClock {
                 group: 0,
                 sg: 0,
-                age: 0,
-                ready_at: 0,
-                class: OpClass::Control,
-                waiting: false,
                 ready32: Vec::new(),
                 ready64: Vec::new(),
                 drain: 0,
             });
             w.group = id;
             w.sg = sg;
-            w.age = self.next_age;
-            self.next_age += 1;
-            w.ready_at = now;
-            w.waiting = false;
             w.drain = now;
             w.ready32.clear();
             w.ready32.resize(slots[0] as usize, 0);
             w.ready64.clear();
             w.ready64.resize(slots[1] as usize, 0);
-            w.class = m
+            let class = m
                 .next_pc(id, sg)
                 .map_or(OpClass::Control, |pc| self.program.insts[pc as usize].class);
-            clocks.push(w);
+            warps.push((w, class));
         }
-        self.cores[c].admit(id, &shape, self.tg_bytes, clocks);
+        self.cores[c].admit(id, &shape, self.tg_bytes, warps, now);
         self.resident += 1;
     }
 
@@ -208,23 +202,26 @@ impl Run<'_, '_> {
     /// Lets each scheduler of core `c` issue at cycle `now`.
     fn tick(&mut self, m: &mut Machine, c: usize, now: u64) -> Result<(), Box<KernelFault>> {
         for s in 0..self.cores[c].schedulers.len() {
-            if let Some(slot) = self.cores[c].pick(s, now) {
+            if let Some(pos) = self.cores[c].pick(s, now) {
+                // The issue changes this scheduler's pipes and the SIMD-group's clock.
                 self.cores[c].schedulers[s].stale = true;
-                self.issue(m, c, s, slot, now)?;
+                self.issue(m, c, s, pos, now)?;
             }
         }
         Ok(())
     }
 
-    /// Issues the next instruction of the SIMD-group in `slot` and charges its time.
+    /// Issues the next instruction of the SIMD-group at position `pos` of scheduler `s`
+    /// and charges its time.
     fn issue(
         &mut self,
         m: &mut Machine,
         c: usize,
         s: usize,
-        slot: u32,
+        pos: usize,
         now: u64,
     ) -> Result<(), Box<KernelFault>> {
+        let slot = self.cores[c].schedulers[s].order[pos].slot;
         let model = self.model;
         let program = self.program;
         let (group, sg) = {
@@ -240,6 +237,7 @@ impl Run<'_, '_> {
         let mut floor = now + 1;
         let mut release = false;
         let mut done = false;
+        let mut waiting = false;
         // Memory timing first (it needs `self.mem`), then the SIMD-group's clock.
         let mem_done = match ex.effect {
             Effect::Memory => Some(self.memory_time(m.last_access(), c, now)),
@@ -284,7 +282,7 @@ impl Run<'_, '_> {
                 floor = now + model.latency[OpClass::Control as usize].max(1);
             }
             Effect::Barrier { released } => {
-                w.waiting = true;
+                waiting = true;
                 release = released;
             }
             Effect::Exit { done: d, released } => {
@@ -299,11 +297,17 @@ impl Run<'_, '_> {
                 for r in next.srcs.iter().flatten() {
                     t = t.max(w.ready(*r));
                 }
-                w.ready_at = t;
-                w.class = program.insts[pc as usize].class;
+                let cand = &mut self.cores[c].schedulers[s].order[pos];
+                cand.ready_at = t;
+                cand.class = program.insts[pc as usize].class;
+                cand.waiting = waiting;
             }
         } else {
-            let end = (now + 1).max(w.drain);
+            let end = (now + 1).max(
+                self.cores[c].warps[slot as usize]
+                    .as_ref()
+                    .map_or(0, |w| w.drain),
+            );
             self.finish = self.finish.max(end);
         }
         if release {
@@ -357,11 +361,12 @@ impl Run<'_, '_> {
             return;
         };
         for &slot in &res.slots {
-            if let Some(w) = core.warps[slot as usize].as_mut()
-                && w.waiting
-            {
-                w.waiting = false;
-                w.ready_at = w.ready_at.max(at);
+            if let Some((s, pos)) = core.find(slot) {
+                let cand = &mut core.schedulers[s].order[pos];
+                if cand.waiting {
+                    cand.waiting = false;
+                    cand.ready_at = cand.ready_at.max(at);
+                }
             }
         }
     }
