@@ -98,19 +98,27 @@ impl FunctionBuilder {
         v
     }
 
-    /// Appends an instruction to the current block and returns its result (if any).
+    /// Appends an instruction to the current block and returns its first result (if any).
     pub fn ins(&mut self, op: Op, ty: Type, args: &[Value]) -> Option<Value> {
-        let result = op.result_type(ty).map(|rt| self.new_value(rt));
+        self.ins_multi(op, ty, args).first().copied()
+    }
+
+    /// Appends an instruction to the current block and returns all its results.
+    pub fn ins_multi(&mut self, op: Op, ty: Type, args: &[Value]) -> Vec<Value> {
+        let results: Vec<Value> = match op.result_type(ty) {
+            Some(rt) => (0..op.result_count()).map(|_| self.new_value(rt)).collect(),
+            None => Vec::new(),
+        };
         let inst = Inst(self.func.insts.len() as u32);
         self.func.insts.push(InstData {
             op,
             ty,
             args: args.to_vec(),
-            result,
+            results: results.clone(),
         });
         self.func.inst_locs.push(self.loc);
         self.func.blocks[self.current.index()].insts.push(inst);
-        result
+        results
     }
 
     /// Appends an instruction that produces a value.

@@ -31,7 +31,7 @@ impl SrcLoc {
     }
 }
 
-/// One instruction: an operation, its type, its operands and its result.
+/// One instruction: an operation, its type, its operands and its results.
 #[derive(Clone, PartialEq, Debug)]
 pub struct InstData {
     /// What the instruction does.
@@ -40,8 +40,16 @@ pub struct InstData {
     pub ty: Type,
     /// Operands, `op.arity()` of them.
     pub args: Vec<Value>,
-    /// The value defined, when the operation produces one.
-    pub result: Option<Value>,
+    /// The values defined: `op.result_count()` of them (most operations define one or
+    /// none).
+    pub results: Vec<Value>,
+}
+
+impl InstData {
+    /// The first (for most operations the only) result.
+    pub fn result(&self) -> Option<Value> {
+        self.results.first().copied()
+    }
 }
 
 /// How a block ends.

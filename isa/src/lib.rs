@@ -34,6 +34,7 @@ pub use function::{
 };
 pub use op::{
     AtomicOp, BarrierScope, CmpCond, MathFn, MemFlags, Op, OpClass, SimdOp, Space, SpecialReg,
+    matrix_element,
 };
 pub use parse::{ParseError, parse_module};
 pub use passes::eliminate_dead_code;

@@ -494,6 +494,22 @@ pub enum Op {
     LocalAddr(u32),
     /// The address (u64, constant space) of data object `n` of the module.
     DataAddr(u32),
+    /// Load `n` (2 to 4) consecutive elements of the instruction's type (a vector) from an
+    /// address; `n` results.
+    LoadVec(Space, u8),
+    /// Store `n` consecutive elements: operands the address, then the `n` values.
+    StoreVec(Space, u8),
+    /// Load this lane's two elements of an 8x8 SIMD-group matrix (see
+    /// [`matrix_element`](crate::matrix_element)) from a row-major matrix: operands the
+    /// address of element (0, 0) and the row stride in elements (u32); the matrix is read
+    /// transposed when the flag is set. Two results.
+    MatrixLoad(Space, bool),
+    /// Store this lane's two elements of an 8x8 SIMD-group matrix: operands the address of
+    /// element (0, 0), the row stride in elements (u32), then the two elements.
+    MatrixStore(Space, bool),
+    /// `D = A x B + C` on 8x8 SIMD-group matrices: operands `a0, a1, b0, b1, c0, c1` (each
+    /// lane's two elements of each), results `d0, d1`. Reads every lane of the SIMD-group.
+    MatrixMac,
 }
 
 /// The timing class of an instruction: what the timing model charges for it.
@@ -527,13 +543,15 @@ pub enum OpClass {
     SimdShuffle,
     /// SIMD-group reductions and scans.
     SimdReduce,
+    /// SIMD-group 8x8 matrix multiply-accumulate.
+    SimdMatrix,
     /// Branches and returns.
     Control,
 }
 
 impl OpClass {
     /// Every class, in a fixed order.
-    pub const ALL: [OpClass; 15] = [
+    pub const ALL: [OpClass; 16] = [
         OpClass::FloatAlu,
         OpClass::HalfAlu,
         OpClass::IntAlu,
@@ -548,6 +566,7 @@ impl OpClass {
         OpClass::Barrier,
         OpClass::SimdShuffle,
         OpClass::SimdReduce,
+        OpClass::SimdMatrix,
         OpClass::Control,
     ];
 
@@ -568,6 +587,7 @@ impl OpClass {
             OpClass::Barrier => "barrier",
             OpClass::SimdShuffle => "simd_shuffle",
             OpClass::SimdReduce => "simd_reduce",
+            OpClass::SimdMatrix => "simd_matrix",
             OpClass::Control => "control",
         }
     }
@@ -612,16 +632,33 @@ impl Op {
             | Op::PtrAdd { .. }
             | Op::Store(_) => 2,
             Op::Fma | Op::Select => 3,
+            Op::LoadVec(..) => 1,
+            Op::StoreVec(_, n) => 1 + n as usize,
+            Op::MatrixLoad(..) => 2,
+            Op::MatrixStore(..) => 4,
+            Op::MatrixMac => 6,
             Op::Atomic(a, _) => 1 + a.value_operands(),
             Op::Simd(s) | Op::Quad(s) => s.arity(),
         }
     }
 
-    /// The type of the result for an instruction of type `ty`, or `None` when the
+    /// The number of results: 0 or 1, except vector loads (one per element) and the
+    /// matrix operations (two per lane).
+    pub fn result_count(self) -> usize {
+        match self {
+            Op::LoadVec(_, n) => n as usize,
+            Op::MatrixLoad(..) | Op::MatrixMac => 2,
+            Op::Store(_) | Op::StoreVec(..) | Op::MatrixStore(..) | Op::Barrier(..) => 0,
+            Op::Atomic(a, _) => a.has_result() as usize,
+            _ => 1,
+        }
+    }
+
+    /// The type of each result for an instruction of type `ty`, or `None` when the
     /// instruction produces no value.
     pub fn result_type(self, ty: Type) -> Option<Type> {
         match self {
-            Op::Store(_) | Op::Barrier(..) => None,
+            Op::Store(_) | Op::StoreVec(..) | Op::MatrixStore(..) | Op::Barrier(..) => None,
             Op::Atomic(a, _) => a.has_result().then_some(ty),
             Op::Cmp(_) => Some(Type::Pred),
             Op::Sreg(_) => Some(Type::U32),
@@ -696,11 +733,17 @@ impl Op {
             }
             Op::Cvt { .. } => OpClass::Convert,
             Op::PtrAdd { .. } => OpClass::IntAlu,
-            Op::Load(s) | Op::Store(s) => match s {
+            Op::Load(s)
+            | Op::Store(s)
+            | Op::LoadVec(s, _)
+            | Op::StoreVec(s, _)
+            | Op::MatrixLoad(s, _)
+            | Op::MatrixStore(s, _) => match s {
                 Space::Device | Space::Constant => OpClass::DeviceMemory,
                 Space::Threadgroup => OpClass::ThreadgroupMemory,
                 Space::Thread => OpClass::ThreadMemory,
             },
+            Op::MatrixMac => OpClass::SimdMatrix,
             Op::Atomic(..) => OpClass::Atomic,
             Op::Barrier(..) => OpClass::Barrier,
             Op::Simd(s) | Op::Quad(s) => {
@@ -715,23 +758,65 @@ impl Op {
 
     /// Has an effect beyond its result (memory, synchronization): never removed as dead.
     pub fn has_side_effect(self) -> bool {
-        matches!(self, Op::Store(_) | Op::Atomic(..) | Op::Barrier(..))
+        matches!(
+            self,
+            Op::Store(_)
+                | Op::StoreVec(..)
+                | Op::MatrixStore(..)
+                | Op::Atomic(..)
+                | Op::Barrier(..)
+        )
     }
 
     /// Reads memory (so it must not be speculated on lanes that would not execute it).
     pub fn reads_memory(self) -> bool {
-        matches!(self, Op::Load(_) | Op::Atomic(..))
+        matches!(
+            self,
+            Op::Load(_) | Op::LoadVec(..) | Op::MatrixLoad(..) | Op::Atomic(..)
+        )
     }
 
     /// Its result depends on which lanes are active (cross-lane operations).
     pub fn is_cross_lane(self) -> bool {
-        matches!(self, Op::Simd(_) | Op::Quad(_))
+        matches!(self, Op::Simd(_) | Op::Quad(_) | Op::MatrixMac)
     }
+}
+
+/// The element of an 8x8 SIMD-group matrix that lane `lane` (0 to 31) holds as its
+/// `k`-th thread element (`k` is 0 or 1), as `(row, column)`.
+///
+/// Each lane holds two adjacent elements of one row: lanes 0-7 cover rows 0-3, columns 0-3;
+/// lanes 8-15 rows 0-3, columns 4-7; lanes 16-23 rows 4-7, columns 0-3; lanes 24-31 rows
+/// 4-7, columns 4-7; within a group of 8, lane pairs share a row. This is the layout
+/// Apple's `simdgroup_matrix::thread_elements()` is reported to use (it is not published
+/// by Apple; metal-flash-attention relies on it), so kernels that read thread elements
+/// directly see what they would on the GPU.
+pub fn matrix_element(lane: u32, k: u32) -> (u32, u32) {
+    let quad = (lane % 32) / 4;
+    let row = (quad / 4) * 4 + (lane / 2) % 4;
+    let col = (quad & 2) * 2 + (lane % 2) * 2 + (k & 1);
+    (row, col)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn matrix_layout_covers_every_element_once() {
+        let mut seen = [[false; 8]; 8];
+        for lane in 0..32 {
+            for k in 0..2 {
+                let (r, c) = matrix_element(lane, k);
+                assert!(!seen[r as usize][c as usize], "lane {lane} element {k}");
+                seen[r as usize][c as usize] = true;
+            }
+        }
+        assert_eq!(matrix_element(0, 0), (0, 0));
+        assert_eq!(matrix_element(1, 1), (0, 3));
+        assert_eq!(matrix_element(8, 0), (0, 4));
+        assert_eq!(matrix_element(31, 1), (7, 7));
+    }
 
     #[test]
     fn names_are_unique_and_round_trip() {

@@ -291,8 +291,21 @@ fn parse_mnemonic(m: &str) -> Result<(Op, Type), String> {
             ))
         }
         "ld" | "st" => {
+            let s = Space::from_name(parts.get(1).copied().unwrap_or("")).ok_or_else(unknown)?;
+            if parts.len() == 4 {
+                let n = parts[2]
+                    .strip_prefix('x')
+                    .and_then(|n| n.parse::<u8>().ok())
+                    .filter(|n| (2..=4).contains(n))
+                    .ok_or_else(unknown)?;
+                let op = if parts[0] == "ld" {
+                    Op::LoadVec(s, n)
+                } else {
+                    Op::StoreVec(s, n)
+                };
+                return Ok((op, ty_at(3)?));
+            }
             exact(3)?;
-            let s = Space::from_name(parts[1]).ok_or_else(unknown)?;
             let op = if parts[0] == "ld" {
                 Op::Load(s)
             } else {
@@ -300,6 +313,18 @@ fn parse_mnemonic(m: &str) -> Result<(Op, Type), String> {
             };
             Ok((op, ty_at(2)?))
         }
+        "matrix_load" | "matrix_load_t" | "matrix_store" | "matrix_store_t" => {
+            exact(3)?;
+            let s = Space::from_name(parts[1]).ok_or_else(unknown)?;
+            let t = parts[0].ends_with("_t");
+            let op = if parts[0].starts_with("matrix_load") {
+                Op::MatrixLoad(s, t)
+            } else {
+                Op::MatrixStore(s, t)
+            };
+            Ok((op, ty_at(2)?))
+        }
+        "matrix_mac" => simple(Op::MatrixMac),
         "atomic" => {
             exact(4)?;
             let a = AtomicOp::from_name(parts[1]).ok_or_else(unknown)?;
@@ -566,10 +591,24 @@ impl FunctionParser {
         if self.current.is_none() {
             return Err("instruction outside a block".into());
         }
-        let mut result = None;
-        if matches!(l.toks.get(l.pos + 1), Some(Tok::Punct('='))) {
-            result = Some(Value(parse_entity(l.word()?, "v")?));
-            l.punct('=')?;
+        // Results: `vN =` or `vA, vB =`.
+        let mut results = Vec::new();
+        let has_results = l.toks[l.pos..]
+            .iter()
+            .position(|t| *t == Tok::Punct('='))
+            .is_some_and(|eq| {
+                l.toks[l.pos..l.pos + eq].iter().all(|t| {
+                    matches!(t, Tok::Word(w) if w.starts_with('v')) || *t == Tok::Punct(',')
+                })
+            });
+        if has_results {
+            loop {
+                results.push(Value(parse_entity(l.word()?, "v")?));
+                if l.eat_punct('=') {
+                    break;
+                }
+                l.punct(',')?;
+            }
         }
         let (mut op, ty) = parse_mnemonic(l.word()?)?;
         if let Op::Const(_) = op {
@@ -584,18 +623,25 @@ impl FunctionParser {
         }
         let loc = Self::loc(l)?;
         l.done()?;
-        match (op.result_type(ty), result) {
-            (Some(rt), Some(v)) => self.define(v, rt)?,
-            (None, None) => {}
-            (Some(_), None) => return Err("this instruction needs a result `vN =`".into()),
-            (None, Some(_)) => return Err("this instruction produces no result".into()),
+        let want = op.result_type(ty).map_or(0, |_| op.result_count());
+        if results.len() != want {
+            return Err(match want {
+                0 => "this instruction produces no result".into(),
+                1 => "this instruction needs a result `vN =`".into(),
+                n => format!("this instruction has {n} results"),
+            });
+        }
+        if let Some(rt) = op.result_type(ty) {
+            for &v in &results {
+                self.define(v, rt)?;
+            }
         }
         let inst = Inst(self.func.insts.len() as u32);
         self.func.insts.push(InstData {
             op,
             ty,
             args,
-            result,
+            results,
         });
         self.func.inst_locs.push(loc);
         if let Some((_, data)) = &mut self.current {
@@ -798,6 +844,11 @@ bb1(v8:f32):
   v13 = cvt.sat.f32.u8 v9
   v14 = simd.ballot.pred v7
   v15 = simd.is_first
+  v16, v17, v18, v19 = ld.device.x4.f32 v0
+  st.threadgroup.x2.f32 v11, v16, v17
+  v20, v21 = matrix_load_t.threadgroup.f32 v11, v1
+  v22, v23 = matrix_mac.f32 v20, v21, v20, v21, v16, v17
+  matrix_store.device.f32 v0, v1, v22, v23
   br bb2
 bb2:
   ret

@@ -22,16 +22,16 @@ pub fn eliminate_dead_code(f: &mut Function) -> usize {
     for data in &f.blocks {
         for &i in &data.insts {
             let inst = &f.insts[i.index()];
-            if let Some(r) = inst.result
-                && let Some(d) = def_of.get_mut(r.index())
-            {
-                *d = Some(i);
+            for &r in &inst.results {
+                if let Some(d) = def_of.get_mut(r.index()) {
+                    *d = Some(i);
+                }
             }
             if inst.op.has_side_effect() || inst.op.reads_memory() {
                 for &a in &inst.args {
                     mark(a, &mut live, &mut work);
                 }
-                if let Some(r) = inst.result {
+                for &r in &inst.results {
                     mark(r, &mut live, &mut work);
                 }
             }
@@ -54,7 +54,7 @@ pub fn eliminate_dead_code(f: &mut Function) -> usize {
             let inst = &f.insts[i.index()];
             inst.op.has_side_effect()
                 || inst.op.reads_memory()
-                || inst.result.is_some_and(|r| live[r.index()])
+                || inst.results.iter().any(|r| live[r.index()])
         });
         removed += before - data.insts.len();
     }

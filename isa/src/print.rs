@@ -71,6 +71,11 @@ pub(crate) fn mnemonic(op: Op) -> String {
         Op::ThreadgroupAddr(n) => format!("tg_addr.{n}"),
         Op::LocalAddr(n) => format!("local_addr.{n}"),
         Op::DataAddr(n) => format!("data_addr.{n}"),
+        Op::LoadVec(s, n) => format!("ld.{}.x{n}", s.name()),
+        Op::StoreVec(s, n) => format!("st.{}.x{n}", s.name()),
+        Op::MatrixLoad(s, t) => format!("matrix_load{}.{}", if t { "_t" } else { "" }, s.name()),
+        Op::MatrixStore(s, t) => format!("matrix_store{}.{}", if t { "_t" } else { "" }, s.name()),
+        Op::MatrixMac => "matrix_mac".into(),
     }
 }
 
@@ -189,8 +194,9 @@ pub fn function_text(f: &Function) -> String {
         for &i in &data.insts {
             let inst = f.inst(i);
             let mut line = String::from("  ");
-            if let Some(r) = inst.result {
-                let _ = write!(line, "{r} = ");
+            if !inst.results.is_empty() {
+                write_values(&mut line, &inst.results);
+                line.push_str(" = ");
             }
             line.push_str(&mnemonic(inst.op));
             if inst.op.implied_type().is_none() {

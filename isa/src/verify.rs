@@ -174,9 +174,48 @@ impl Verifier<'_> {
                     return Err(bad("needs a u64 pointer and an integer index"));
                 }
             }
-            Op::Load(_) => {
+            Op::Load(_) | Op::LoadVec(..) => {
                 if args[0] != Type::U64 {
                     return Err(bad("needs a u64 address"));
+                }
+                if let Op::LoadVec(_, n) = op
+                    && !(2..=4).contains(&n)
+                {
+                    return Err(bad("vector loads have 2 to 4 elements"));
+                }
+            }
+            Op::StoreVec(space, n) => {
+                if !(2..=4).contains(&n)
+                    || args[0] != Type::U64
+                    || !args[1..].iter().all(|t| *t == ty)
+                {
+                    return Err(bad(
+                        "needs a u64 address and 2 to 4 values of the instruction type",
+                    ));
+                }
+                if space == Space::Constant {
+                    return Err(bad("cannot store to constant memory"));
+                }
+            }
+            Op::MatrixLoad(_, _) | Op::MatrixStore(_, _) => {
+                if !matches!(ty, Type::F32 | Type::F16 | Type::BF16) {
+                    return Err(bad("SIMD-group matrices hold f32, f16 or bf16"));
+                }
+                if args[0] != Type::U64
+                    || args[1] != Type::U32
+                    || !args[2..].iter().all(|t| *t == ty)
+                {
+                    return Err(bad(
+                        "needs a u64 address, a u32 row stride and the two elements",
+                    ));
+                }
+                if let Op::MatrixStore(Space::Constant, _) = op {
+                    return Err(bad("cannot store to constant memory"));
+                }
+            }
+            Op::MatrixMac => {
+                if !matches!(ty, Type::F32 | Type::F16 | Type::BF16) || !all_ty(6) {
+                    return Err(bad("needs six operands of a float instruction type"));
                 }
             }
             Op::Store(space) => {
@@ -325,7 +364,7 @@ impl Verifier<'_> {
                 }
                 *placed_slot = true;
                 let inst = f.inst(i);
-                if let Some(r) = inst.result {
+                for &r in &inst.results {
                     define(r, Def::Inst(b, pos), loc, self)?;
                 }
             }
@@ -342,15 +381,16 @@ impl Verifier<'_> {
                 }
                 self.check_inst(inst.op, inst.ty, &arg_tys, loc)?;
                 let want = inst.op.result_type(inst.ty);
-                match (want, inst.result) {
-                    (Some(t), Some(r)) if self.ty(r, loc)? == t => {}
-                    (None, None) => {}
-                    _ => {
-                        return Err(self.err(
-                            format!("`{}` has a wrong or missing result", mnemonic(inst.op)),
-                            loc,
-                        ));
-                    }
+                let count = want.map_or(0, |_| inst.op.result_count());
+                let mut ok = inst.results.len() == count;
+                for &r in &inst.results {
+                    ok &= Some(self.ty(r, loc)?) == want;
+                }
+                if !ok {
+                    return Err(self.err(
+                        format!("`{}` has wrong or missing results", mnemonic(inst.op)),
+                        loc,
+                    ));
                 }
             }
             let loc = data.term_loc;

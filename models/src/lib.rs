@@ -78,6 +78,8 @@ pub struct PerClass {
     pub simd_shuffle: u32,
     /// SIMD-group reductions and scans.
     pub simd_reduce: u32,
+    /// SIMD-group 8x8 matrix multiply-accumulate.
+    pub simd_matrix: u32,
     /// Atomic operations.
     pub atomic: u32,
     /// Barriers.
@@ -349,7 +351,7 @@ impl Gpu {
 
 impl PerClass {
     /// The entries with their file names.
-    pub fn iter(&self) -> [(&'static str, u32); 14] {
+    pub fn iter(&self) -> [(&'static str, u32); 15] {
         [
             ("float_alu", self.float_alu),
             ("half_alu", self.half_alu),
@@ -362,6 +364,7 @@ impl PerClass {
             ("thread_memory", self.thread_memory),
             ("simd_shuffle", self.simd_shuffle),
             ("simd_reduce", self.simd_reduce),
+            ("simd_matrix", self.simd_matrix),
             ("atomic", self.atomic),
             ("barrier", self.barrier),
             ("control", self.control),

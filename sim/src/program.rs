@@ -179,7 +179,35 @@ pub(crate) struct Program {
     pub template64: Vec<[u64; 32]>,
 }
 
-/// Decodes a kernel that passed the ISA verifier; `addresses` gives the addresses of
+/// Refuses kernels with instructions this simulator does not run yet (vector loads and
+/// stores, SIMD-group matrix operations), naming the first one and its source location.
+pub(crate) fn check_supported(
+    module: &metalsim_isa::Module,
+    f: &Function,
+) -> Result<(), crate::SimError> {
+    for b in f.block_ids() {
+        for &i in &f.block(b).insts {
+            let op = f.inst(i).op;
+            if matches!(
+                op,
+                Op::LoadVec(..)
+                    | Op::StoreVec(..)
+                    | Op::MatrixLoad(..)
+                    | Op::MatrixStore(..)
+                    | Op::MatrixMac
+            ) {
+                return Err(crate::SimError::Unsupported {
+                    instruction: format!("{op:?}"),
+                    kernel: f.name.clone(),
+                    location: module.describe_loc(f.inst_locs[i.index()]),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Decodes a kernel that passed the ISA verifier and [`check_supported`]; `addresses` gives the addresses of
 /// buffers, threadgroup memory, thread memory and data objects.
 pub(crate) fn decode(f: &Function, addresses: &AddressMap) -> Program {
     let cfg = Cfg::new(f);
@@ -250,7 +278,7 @@ impl Decoder<'_> {
                     continue;
                 }
                 let loc = f.inst_locs[i.index()];
-                let (ins, deps) = self.instruction(inst.op, inst.ty, &inst.args, inst.result);
+                let (ins, deps) = self.instruction(inst.op, inst.ty, &inst.args, inst.result());
                 self.push(ins, deps, loc);
             }
             self.terminator(b, &mut pending);
@@ -391,6 +419,15 @@ impl Decoder<'_> {
                 Kind::PtrAdd {
                     index: self.f.value_type(args[1]),
                 }
+            }
+            Op::LoadVec(..)
+            | Op::StoreVec(..)
+            | Op::MatrixLoad(..)
+            | Op::MatrixStore(..)
+            | Op::MatrixMac => {
+                // `check_supported` refuses these before decoding; decode them as a no-op
+                // barrier-free return so a stray one cannot misbehave.
+                Kind::Ret
             }
             Op::Load(s) => Kind::Load(s, ty),
             Op::Store(s) => Kind::Store(s, ty),

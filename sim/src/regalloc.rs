@@ -138,7 +138,7 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
     for &b in &rpo {
         for &i in &f.block(b).insts {
             let inst = f.inst(i);
-            if let (Op::Const(bits), Some(r)) = (inst.op, inst.result) {
+            if let (Op::Const(bits), Some(r)) = (inst.op, inst.result()) {
                 let bank = Slots::bank(f, r);
                 let s = match constants.iter().find(|c| c.0 == bank && c.2 == bits) {
                     Some(c) => c.1,
@@ -162,7 +162,7 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
     let mut values: Vec<Value> = Vec::new();
     for &b in &rpo {
         let data = f.block(b);
-        let results = data.insts.iter().filter_map(|&i| f.inst(i).result);
+        let results = data.insts.iter().filter_map(|&i| f.inst(i).result());
         for v in data.params.iter().copied().chain(results) {
             if !is_const[v.index()] {
                 dense[v.index()] = values.len() as u32;
@@ -191,7 +191,7 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
             for &a in &inst.args {
                 use_(a, k, g);
             }
-            if let Some(r) = inst.result
+            if let Some(r) = inst.result()
                 && !is_const[r.index()]
             {
                 k.insert(d(r));
@@ -250,7 +250,7 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
         let mut dead_result = vec![false; n];
         for (k, &i) in data.insts.iter().enumerate().rev() {
             let inst = f.inst(i);
-            if let Some(r) = inst.result
+            if let Some(r) = inst.result()
                 && !is_const[r.index()]
             {
                 dead_result[k] = !live.contains(d(r));
@@ -277,7 +277,7 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
         }
         for (k, &i) in data.insts.iter().enumerate() {
             let inst = f.inst(i);
-            let Some(r) = inst.result else {
+            let Some(r) = inst.result() else {
                 for &a in &dies[k] {
                     let bk = bank_index(Slots::bank(f, a));
                     pools[bk].free(base[bk], slot[a.index()]);

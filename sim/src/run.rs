@@ -53,6 +53,7 @@ pub fn run(
             )));
         }
     }
+    program::check_supported(module, f)?;
     let program = program::decode(f, &memory.map);
     let geometry = Geometry::new(launch);
     let budget = options

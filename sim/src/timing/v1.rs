@@ -63,6 +63,7 @@ impl<'g> ModelV1<'g> {
                     OpClass::Barrier => p.barrier,
                     OpClass::SimdShuffle => p.simd_shuffle,
                     OpClass::SimdReduce => p.simd_reduce,
+                    OpClass::SimdMatrix => p.simd_matrix,
                     OpClass::Control => p.control,
                 })
             };
