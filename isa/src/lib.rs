@@ -12,7 +12,8 @@
 //! - the control-flow graph with dominators and immediate post-dominators ([`Cfg`]),
 //!   which the simulator uses as reconvergence points,
 //! - a verifier ([`verify_function`]): a function that passes it is safe to simulate,
-//! - passes that keep a function's meaning ([`eliminate_dead_code`]).
+//! - passes that keep a function's meaning, one per module of `passes/`, and
+//!   [`optimize`], the fixed pipeline of them.
 
 mod builder;
 mod cfg;
@@ -33,10 +34,15 @@ pub use function::{
     Terminator,
 };
 pub use op::{
-    AtomicOp, BarrierScope, CmpCond, MathFn, MemFlags, Op, OpClass, SimdOp, Space, SpecialReg,
-    matrix_element,
+    AtomicOp, BarrierScope, CmpCond, IntFn, MathFn, MemFlags, Op, OpClass, SimdOp, Space,
+    SpecialReg, matrix_element,
 };
 pub use parse::{ParseError, parse_module};
-pub use passes::eliminate_dead_code;
+pub use passes::{
+    MAX_HEADER, MAX_THREADS_PER_THREADGROUP, MAX_TRIPS, MAX_UNROLLED, PASSES, Pass, SIMD_WIDTH,
+    cleanup, eliminate_common_subexpressions, eliminate_dead_code, fold_addresses, fold_constants,
+    hoist_loop_invariants, optimize, pass_by_name, propagate_copies, reduce_induction_variables,
+    reduce_strength, rotate_loops, simplify_cfg, unroll_loops,
+};
 pub use types::Type;
 pub use verify::{VerifyError, verify_function, verify_module};

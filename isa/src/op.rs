@@ -62,8 +62,10 @@ named_enum!(
 );
 
 named_enum!(
-    /// Floating-point math functions beyond basic arithmetic. Results follow Metal's
-    /// fast-math precision unless stated otherwise by a later precision attribute.
+    /// Floating-point math functions beyond basic arithmetic. [`Op::Math`] computes the
+    /// fast-math variant (Metal's default), [`Op::PreciseMath`] the precise one; the two
+    /// differ for `f32` only (the simulator's `docs/math-precision.md` gives each one's
+    /// accuracy).
     MathFn {
         /// Round toward negative infinity.
         Floor = "floor",
@@ -97,14 +99,48 @@ named_enum!(
         Tan = "tan",
         /// x to the y (binary).
         Pow = "pow",
+        /// Arc sine.
+        Asin = "asin",
+        /// Arc cosine.
+        Acos = "acos",
+        /// Arc tangent.
+        Atan = "atan",
+        /// Arc tangent of `y / x` in the quadrant of `(x, y)`: operands `y`, `x`.
+        Atan2 = "atan2",
+        /// Hyperbolic sine.
+        Sinh = "sinh",
+        /// Hyperbolic cosine.
+        Cosh = "cosh",
+        /// Hyperbolic tangent.
+        Tanh = "tanh",
+        /// Inverse hyperbolic sine.
+        Asinh = "asinh",
+        /// Inverse hyperbolic cosine.
+        Acosh = "acosh",
+        /// Inverse hyperbolic tangent.
+        Atanh = "atanh",
+        /// `sin(pi * x)`.
+        Sinpi = "sinpi",
+        /// `cos(pi * x)`.
+        Cospi = "cospi",
+        /// `tan(pi * x)`.
+        Tanpi = "tanpi",
+        /// 10 to the x.
+        Exp10 = "exp10",
+        /// Base-10 logarithm.
+        Log10 = "log10",
+        /// `x - y * trunc(x / y)`, exactly (binary).
+        Fmod = "fmod",
+        /// `x * 2^k`, correctly rounded: operands `x` and `k` (an `i32`).
+        Ldexp = "ldexp",
     }
 );
 
 impl MathFn {
-    /// Number of operands (1, or 2 for `pow`).
+    /// Number of operands (1, or 2 for `pow`, `atan2`, `fmod` and `ldexp`).
     pub fn arity(self) -> usize {
         match self {
-            MathFn::Pow => 2,
+            MathFn::Pow | MathFn::Atan2 | MathFn::Fmod | MathFn::Ldexp => 2,
             _ => 1,
         }
     }
@@ -113,8 +149,64 @@ impl MathFn {
     pub fn is_special(self) -> bool {
         !matches!(
             self,
-            MathFn::Floor | MathFn::Ceil | MathFn::Trunc | MathFn::Round | MathFn::Rint
+            MathFn::Floor
+                | MathFn::Ceil
+                | MathFn::Trunc
+                | MathFn::Round
+                | MathFn::Rint
+                | MathFn::Ldexp
         )
+    }
+}
+
+named_enum!(
+    /// Integer functions of the MSL standard library that are one instruction each.
+    /// Operands have the instruction's (integer) type unless stated otherwise.
+    IntFn {
+        /// `x + y`, saturated to the type's range.
+        AddSat = "addsat",
+        /// `x - y`, saturated.
+        SubSat = "subsat",
+        /// `a * b + c` computed exactly, then saturated.
+        MadSat = "madsat",
+        /// `(x + y) >> 1` without overflow of the intermediate sum.
+        HAdd = "hadd",
+        /// `(x + y + 1) >> 1` without overflow of the intermediate sum.
+        RHAdd = "rhadd",
+        /// `x` rotated left by `y` bits (taken modulo the width).
+        Rotate = "rotate",
+        /// The bits of `x` in reverse order.
+        ReverseBits = "reverse_bits",
+        /// Bits `[offset, offset + bits)` of `x` in the low bits of the result, zero- or
+        /// sign-extended by the type: operands `x`, `offset` (u32), `bits` (u32). `offset`
+        /// and `bits` are clamped so the field stays inside the value (MSL leaves a field
+        /// past the end undefined); `bits == 0` gives 0.
+        ExtractBits = "extract_bits",
+        /// `base` with bits `[offset, offset + bits)` replaced by the low `bits` bits of
+        /// `insert`: operands `base`, `insert`, `offset` (u32), `bits` (u32), clamped as
+        /// for `extract_bits`.
+        InsertBits = "insert_bits",
+    }
+);
+
+impl IntFn {
+    /// Number of operands.
+    pub fn arity(self) -> usize {
+        match self {
+            IntFn::ReverseBits => 1,
+            IntFn::MadSat | IntFn::ExtractBits => 3,
+            IntFn::InsertBits => 4,
+            _ => 2,
+        }
+    }
+
+    /// Operands of the instruction's type, counted from the first (the rest are `u32`).
+    pub fn typed_operands(self) -> usize {
+        match self {
+            IntFn::ExtractBits => 1,
+            IntFn::InsertBits => 2,
+            f => f.arity(),
+        }
     }
 }
 
@@ -444,8 +536,13 @@ pub enum Op {
     Popcount,
     /// High half of the full product.
     MulHi,
-    /// A floating-point math function.
+    /// A floating-point math function, fast-math variant (Metal's default).
     Math(MathFn),
+    /// A floating-point math function, precise variant (`metal::precise::`,
+    /// `-fno-fast-math`).
+    PreciseMath(MathFn),
+    /// An integer function of the standard library.
+    Int(IntFn),
     /// Compare two operands of the instruction's type; result `pred`.
     Cmp(CmpCond),
     /// `cond ? a : b`; operands `cond` (pred), `a`, `b`.
@@ -614,7 +711,8 @@ impl Op {
             | Op::Cvt { .. }
             | Op::Bitcast { .. }
             | Op::Load(_) => 1,
-            Op::Math(f) => f.arity(),
+            Op::Math(f) | Op::PreciseMath(f) => f.arity(),
+            Op::Int(f) => f.arity(),
             Op::Add
             | Op::Sub
             | Op::Mul
@@ -724,7 +822,11 @@ impl Op {
             Op::Cmp(_) => alu(ty),
             Op::And | Op::Or | Op::Xor | Op::Not => OpClass::IntAlu,
             Op::Shl | Op::Shr | Op::Clz | Op::Ctz | Op::Popcount | Op::MulHi => OpClass::IntMul,
-            Op::Math(f) => {
+            Op::Int(f) => match f {
+                IntFn::AddSat | IntFn::SubSat | IntFn::HAdd | IntFn::RHAdd => OpClass::IntAlu,
+                _ => OpClass::IntMul,
+            },
+            Op::Math(f) | Op::PreciseMath(f) => {
                 if f.is_special() {
                     OpClass::Special
                 } else {
@@ -828,6 +930,10 @@ mod tests {
         }
         for m in MathFn::ALL {
             assert_eq!(MathFn::from_name(m.name()), Some(*m));
+        }
+        for f in IntFn::ALL {
+            assert_eq!(IntFn::from_name(f.name()), Some(*f));
+            assert!(MathFn::from_name(f.name()).is_none());
         }
     }
 

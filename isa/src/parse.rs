@@ -10,7 +10,9 @@ use crate::function::{
     Alloc, BlockData, DataObject, Function, InstData, KernelParam, Module, ParamKind, SrcLoc,
     Terminator,
 };
-use crate::op::{AtomicOp, BarrierScope, CmpCond, MathFn, MemFlags, Op, SimdOp, Space, SpecialReg};
+use crate::op::{
+    AtomicOp, BarrierScope, CmpCond, IntFn, MathFn, MemFlags, Op, SimdOp, Space, SpecialReg,
+};
 use crate::types::Type;
 
 /// A syntax error in ISA text, with its 1-based line.
@@ -378,10 +380,17 @@ fn parse_mnemonic(m: &str) -> Result<(Op, Type), String> {
             exact(2)?;
             Ok((Op::DataAddr(index_at(1)?), Type::U64))
         }
-        name => match MathFn::from_name(name) {
-            Some(f) => simple(Op::Math(f)),
-            None => Err(unknown()),
-        },
+        name => {
+            if let Some(f) = IntFn::from_name(name) {
+                return simple(Op::Int(f));
+            }
+            let f = MathFn::from_name(name).ok_or_else(unknown)?;
+            if parts.get(1) == Some(&"precise") {
+                exact(3)?;
+                return Ok((Op::PreciseMath(f), ty_at(2)?));
+            }
+            simple(Op::Math(f))
+        }
     }
 }
 
@@ -849,6 +858,13 @@ bb1(v8:f32):
   v20, v21 = matrix_load_t.threadgroup.f32 v11, v1
   v22, v23 = matrix_mac.f32 v20, v21, v20, v21, v16, v17
   matrix_store.device.f32 v0, v1, v22, v23
+  v24 = sin.precise.f32 v9
+  v25 = atan2.f32 v9, v24
+  v26 = ldexp.precise.f32 v9, v5
+  v27 = addsat.u32 v1, v1
+  v28 = extract_bits.i32 v5, v1, v1
+  v29 = insert_bits.i32 v5, v5, v1, v1
+  v30 = reverse_bits.u32 v1
   br bb2
 bb2:
   ret

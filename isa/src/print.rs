@@ -48,6 +48,8 @@ pub(crate) fn mnemonic(op: Op) -> String {
         Op::Popcount => "popcount".into(),
         Op::MulHi => "mulhi".into(),
         Op::Math(f) => f.name().into(),
+        Op::PreciseMath(f) => format!("{}.precise", f.name()),
+        Op::Int(f) => f.name().into(),
         Op::Cmp(c) => format!("cmp.{}", c.name()),
         Op::Select => "select".into(),
         Op::Cvt { from, sat } => {

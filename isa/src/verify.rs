@@ -6,7 +6,7 @@ use thiserror::Error;
 use crate::cfg::Cfg;
 use crate::entity::{Block, Value};
 use crate::function::{Function, Module, ParamKind, SrcLoc, Terminator};
-use crate::op::{AtomicOp, Op, SimdOp, Space};
+use crate::op::{AtomicOp, MathFn, Op, SimdOp, Space};
 use crate::print::mnemonic;
 use crate::types::Type;
 
@@ -140,9 +140,22 @@ impl Verifier<'_> {
                     ));
                 }
             }
-            Op::Math(_) => {
+            Op::Math(MathFn::Ldexp) | Op::PreciseMath(MathFn::Ldexp) => {
+                if !ty.is_float() || args[0] != ty || args[1] != Type::I32 {
+                    return Err(bad("needs a float of the instruction type and an i32"));
+                }
+            }
+            Op::Math(_) | Op::PreciseMath(_) => {
                 if !ty.is_float() || !all_ty(args.len()) {
                     return Err(bad("needs float operands of the instruction type"));
+                }
+            }
+            Op::Int(f) => {
+                let n = f.typed_operands();
+                if !ty.is_int() || !all_ty(n) || !args[n..].iter().all(|t| *t == Type::U32) {
+                    return Err(bad(
+                        "needs integer operands of the instruction type (and u32 bit positions)",
+                    ));
                 }
             }
             Op::Cmp(_) => {
@@ -497,6 +510,21 @@ mod tests {
         assert!(e.message.contains("names nothing"), "{e}");
         let e = check("bb0:\n v0 = const.u32 1\n br_if v0, bb1, bb1\nbb1:\n ret\n").unwrap_err();
         assert!(e.message.contains("not a pred"), "{e}");
+    }
+
+    #[test]
+    fn checks_operand_types_of_math_and_integer_functions() {
+        let head = "bb0:\n v0 = buffer_addr.0\n v1 = ld.device.f32 v0\n v2 = const.i32 3\n v3 = const.u32 1\n";
+        let ok = |body: &str| check(&format!("{head}{body} ret\n"));
+        ok(" v4 = ldexp.f32 v1, v2\n v5 = atan2.precise.f32 v1, v1\n v6 = extract_bits.i32 v2, v3, v3\n v7 = insert_bits.i32 v2, v2, v3, v3\n v8 = madsat.i32 v2, v2, v2\n").unwrap();
+        let e = ok(" v4 = ldexp.f32 v1, v1\n").unwrap_err();
+        assert!(e.message.contains("i32"), "{e}");
+        let e = ok(" v4 = extract_bits.i32 v2, v2, v3\n").unwrap_err();
+        assert!(e.message.contains("u32 bit positions"), "{e}");
+        let e = ok(" v4 = addsat.f32 v1, v1\n").unwrap_err();
+        assert!(e.message.contains("integer"), "{e}");
+        let e = ok(" v4 = fmod.i32 v2, v2\n").unwrap_err();
+        assert!(e.message.contains("float"), "{e}");
     }
 
     #[test]
