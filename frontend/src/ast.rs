@@ -15,26 +15,68 @@ pub struct Ident {
     pub span: Span,
 }
 
-/// A possibly qualified name: `x`, `metal::max`, `mem_flags::mem_threadgroup`, `::x`.
+/// One part of a qualified name: a name and the template arguments written after it
+/// (`Tile<float, 4>` in `Tile<float, 4>::load`; empty when no `<...>` was written).
+#[derive(Clone, PartialEq, Debug)]
+pub struct PathSegment {
+    /// The name.
+    pub name: Ident,
+    /// Template arguments.
+    pub args: Vec<TemplateArg>,
+}
+
+/// A possibly qualified name: `x`, `metal::max`, `mem_flags::mem_threadgroup`, `::x`,
+/// `vec<float, 4>`, `Loader<T, 8>::tile_rows`.
 #[derive(Clone, PartialEq, Debug)]
 pub struct Path {
     /// A leading `::`.
     pub global: bool,
     /// The parts, left to right (at least one).
-    pub segments: Vec<Ident>,
+    pub segments: Vec<PathSegment>,
     /// Where.
     pub span: Span,
 }
 
 impl Path {
-    /// The last segment's spelling.
-    pub fn last(&self) -> &str {
-        self.segments.last().map(|s| s.name.as_str()).unwrap_or("")
+    /// A one-segment path without template arguments.
+    pub fn simple(name: &str, span: Span) -> Path {
+        Path {
+            global: false,
+            segments: vec![PathSegment {
+                name: Ident {
+                    name: name.to_string(),
+                    span,
+                },
+                args: Vec::new(),
+            }],
+            span,
+        }
     }
 
-    /// The path as written, `a::b`.
+    /// The last segment's spelling.
+    pub fn last(&self) -> &str {
+        self.segments
+            .last()
+            .map(|s| s.name.name.as_str())
+            .unwrap_or("")
+    }
+
+    /// The last segment's template arguments.
+    pub fn last_args(&self) -> &[TemplateArg] {
+        self.segments
+            .last()
+            .map(|s| s.args.as_slice())
+            .unwrap_or(&[])
+    }
+
+    /// Whether the path is one name without template arguments.
+    pub fn is_plain(&self) -> bool {
+        !self.global && self.segments.len() == 1 && self.segments[0].args.is_empty()
+    }
+
+    /// The path as written, `a::b`, without template arguments.
     pub fn to_text(&self) -> String {
-        let parts: Vec<&str> = self.segments.iter().map(|s| s.name.as_str()).collect();
+        let parts: Vec<&str> = self.segments.iter().map(|s| s.name.name.as_str()).collect();
         let joined = parts.join("::");
         if self.global {
             format!("::{joined}")
@@ -75,8 +117,37 @@ pub struct Qualifiers {
 pub enum TemplateArg {
     /// A type, e.g. `float` in `vec<float, 4>`.
     Type(TypeExpr),
-    /// A value, e.g. `4` in `vec<float, 4>`.
+    /// A value, e.g. `4` in `vec<float, 4>` (or a name the parser could not classify,
+    /// which lowering resolves to a type or a value).
     Expr(Expr),
+    /// A pack expansion `Ts...`.
+    Pack(Box<TemplateArg>),
+}
+
+/// What kind of thing a template parameter stands for.
+#[derive(Clone, PartialEq, Debug)]
+pub enum TemplateParamKind {
+    /// `typename T` or `class T`.
+    Type,
+    /// A value of a type: `int N`, `bool B`.
+    Value(TypeExpr),
+    /// `template <typename> class TT` (not supported by lowering).
+    Template,
+}
+
+/// One parameter of a `template <...>` head.
+#[derive(Clone, PartialEq, Debug)]
+pub struct TemplateParam {
+    /// Type, value or template.
+    pub kind: TemplateParamKind,
+    /// The name (optional: `typename = enable_if_t<...>`).
+    pub name: Option<Ident>,
+    /// A parameter pack (`typename... Ts`).
+    pub pack: bool,
+    /// The default argument.
+    pub default: Option<TemplateArg>,
+    /// Where.
+    pub span: Span,
 }
 
 /// A type as written.
@@ -99,14 +170,9 @@ pub struct TypeExpr {
 #[derive(Clone, PartialEq, Debug)]
 pub enum TypeKind {
     /// A named type: a builtin (`float`, `uint4`, `atomic_int`, `void`), a struct, a typedef,
-    /// or a template specialization (`vec<float, 4>`, `array<int, 3>`, `atomic<uint>`; `args`
-    /// empty when no `<...>` was written).
-    Named {
-        /// The name.
-        path: Path,
-        /// Template arguments.
-        args: Vec<TemplateArg>,
-    },
+    /// or a template specialization (`vec<float, 4>`, `array<int, 3>`, `atomic<uint>`, with
+    /// the arguments on the path's last segment); `typename` before it is dropped.
+    Named(Path),
     /// Qualifiers applied to a type (`const`, an address space).
     Qualified {
         /// The qualifiers.
@@ -157,17 +223,22 @@ pub struct TranslationUnit {
     pub items: Vec<Item>,
 }
 
-/// A top-level (or namespace-level) declaration.
+/// A top-level (or namespace-level, or struct-member) declaration.
 #[derive(Clone, PartialEq, Debug)]
 pub enum Item {
-    /// A function definition or declaration (kernel or helper).
+    /// A function definition or declaration (kernel, helper, method, constructor, operator).
     Function(FunctionDef),
     /// A struct (or class) definition.
     Struct(StructDef),
-    /// Program-scope variables (`constant float W[3] = {...};`, `constexpr uint N = 4;`).
+    /// An `enum` or `enum class`.
+    Enum(EnumDef),
+    /// Program-scope variables (`constant float W[3] = {...};`, `constexpr uint N = 4;`), or
+    /// static data members inside a struct.
     Vars(Vec<VarDecl>),
     /// `using namespace metal;`
     UsingNamespace(Path, Span),
+    /// `using metal::min;` (a using-declaration).
+    UsingDecl(Path, Span),
     /// `typedef T name;` or `using name = T;`.
     Alias {
         /// The new name.
@@ -186,6 +257,20 @@ pub enum Item {
         /// Where.
         span: Span,
     },
+    /// `template <params> item`: a function, struct, alias or variable template, or with no
+    /// parameters an explicit specialization (`template <> struct X<float> {...}`).
+    Template {
+        /// The template parameters.
+        params: Vec<TemplateParam>,
+        /// The templated declaration.
+        item: Box<Item>,
+        /// Where (the `template` head included).
+        span: Span,
+    },
+    /// An explicit instantiation: `template [[host_name("k_f32")]] [[kernel]]
+    /// decltype(k<float>) k<float>;` or `template [[host_name("k")]] kernel void
+    /// k<float>(device float*, uint);`.
+    Instantiation(Instantiation),
     /// `static_assert(cond, "message");`
     StaticAssert {
         /// The condition.
@@ -196,7 +281,7 @@ pub enum Item {
         span: Span,
     },
     /// A declaration the parser recognized but that is not supported yet; lowering reports
-    /// `what` at `span` ("templates are not supported yet").
+    /// `what` at `span` ("unions are not supported yet").
     Unsupported {
         /// The construct's name.
         what: String,
@@ -205,6 +290,21 @@ pub enum Item {
     },
     /// A declaration that failed to parse (already reported).
     Error(Span),
+}
+
+/// An explicit instantiation of a function template.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Instantiation {
+    /// Attributes (`[[host_name("x")]]`, `[[kernel]]`).
+    pub attrs: Vec<Attribute>,
+    /// Specifiers written (`kernel`).
+    pub specifiers: FnSpecifiers,
+    /// The instantiated function with its template arguments (`k<float>`).
+    pub name: Path,
+    /// The parameter list when written out (absent in the `decltype(k<float>)` form).
+    pub params: Option<Vec<Param>>,
+    /// Where.
+    pub span: Span,
 }
 
 /// Function specifiers.
@@ -220,20 +320,58 @@ pub struct FnSpecifiers {
     pub constexpr: bool,
 }
 
+/// What kind of function a [`FunctionDef`] is.
+#[derive(Clone, PartialEq, Debug)]
+pub enum FnKind {
+    /// A plain function, method or operator (`operator+`, `operator()`, `operator[]`).
+    Normal,
+    /// A constructor (its `name` is the struct's).
+    Constructor,
+    /// A destructor `~S()`.
+    Destructor,
+    /// A conversion operator `operator float()`; `ret` is the target type.
+    Conversion,
+}
+
+/// A member initializer of a constructor: `x(a)` or `x{a}`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct MemberInit {
+    /// The member (or base class) initialized.
+    pub name: Path,
+    /// The arguments.
+    pub args: Vec<Expr>,
+    /// Written with braces.
+    pub brace: bool,
+    /// Where.
+    pub span: Span,
+}
+
 /// A function definition (`body: Some`) or declaration.
 #[derive(Clone, PartialEq, Debug)]
 pub struct FunctionDef {
-    /// The name.
+    /// The name (`operator+` for operators, the struct's name for constructors).
     pub name: Ident,
+    /// The qualifier of an out-of-class definition (`Tile<T>` in `Tile<T>::load`).
+    pub scope: Vec<PathSegment>,
+    /// Template arguments after the name of an explicit specialization (`f<float>`).
+    pub spec_args: Option<Vec<TemplateArg>>,
+    /// Constructor, destructor, conversion or plain.
+    pub kind: FnKind,
     /// Specifiers.
     pub specifiers: FnSpecifiers,
     /// Attributes written before the declaration or after the name (`[[kernel]]`,
     /// `[[max_total_threads_per_threadgroup(256)]]`, `[[host_name("x")]]`).
     pub attrs: Vec<Attribute>,
-    /// The return type.
+    /// The return type (for `auto f() -> T`, `T`; for constructors, the struct).
     pub ret: TypeExpr,
     /// Parameters.
     pub params: Vec<Param>,
+    /// Qualifiers after the parameter list of a method (`const`, `device`, `thread`...).
+    pub method_quals: Qualifiers,
+    /// A constructor's member initializers.
+    pub inits: Vec<MemberInit>,
+    /// `= delete`.
+    pub deleted: bool,
     /// The body.
     pub body: Option<Block>,
     /// The whole definition.
@@ -251,6 +389,8 @@ pub struct Param {
     pub attrs: Vec<Attribute>,
     /// A default value.
     pub default: Option<Expr>,
+    /// A function parameter pack (`Ts... xs`).
+    pub pack: bool,
     /// Where.
     pub span: Span,
 }
@@ -260,10 +400,17 @@ pub struct Param {
 pub struct StructDef {
     /// The name.
     pub name: Ident,
+    /// Template arguments after the name of a (partial or full) specialization.
+    pub spec_args: Option<Vec<TemplateArg>>,
+    /// Base classes, in order.
+    pub bases: Vec<TypeExpr>,
     /// Data members in order.
     pub fields: Vec<Field>,
-    /// Member functions (not supported by lowering yet).
-    pub methods: Vec<FunctionDef>,
+    /// Every other member: methods, constructors, operators, static data members, nested
+    /// types and aliases, member templates, `static_assert`s.
+    pub members: Vec<Item>,
+    /// A declaration without a body (`struct S;`, `template <typename T> struct Traits;`).
+    pub forward: bool,
     /// Where.
     pub span: Span,
 }
@@ -277,6 +424,23 @@ pub struct Field {
     pub name: Ident,
     /// Attributes.
     pub attrs: Vec<Attribute>,
+    /// A default member initializer (`float x = 0;`).
+    pub init: Option<Init>,
+    /// Where.
+    pub span: Span,
+}
+
+/// An enumeration.
+#[derive(Clone, PartialEq, Debug)]
+pub struct EnumDef {
+    /// The name (`None` for `enum { A, B };`).
+    pub name: Option<Ident>,
+    /// `enum class` / `enum struct`.
+    pub scoped: bool,
+    /// The underlying type (`enum E : uint8_t`).
+    pub underlying: Option<TypeExpr>,
+    /// The enumerators with their explicit values.
+    pub variants: Vec<(Ident, Option<Expr>)>,
     /// Where.
     pub span: Span,
 }
@@ -346,8 +510,12 @@ pub enum StmtKind {
     Expr(Expr),
     /// A nested block.
     Block(Block),
-    /// `if (cond) then_ else else_`.
+    /// Types declared inside a function: aliases and enums.
+    Items(Vec<Item>),
+    /// `if (cond) then_ else else_`, or `if constexpr (...)`.
     If {
+        /// `if constexpr`: only the taken branch is compiled.
+        constexpr_: bool,
         /// Condition.
         cond: Expr,
         /// Taken branch.
@@ -534,13 +702,8 @@ pub enum ExprKind {
     /// A string literal (attribute arguments only; adjacent literals are concatenated).
     StringLit(String),
     /// A name, possibly qualified and possibly with template arguments (`as_type<uint>` is a
-    /// [`ExprKind::Cast`] instead; `args` is empty when no `<...>` was written).
-    Name {
-        /// The name.
-        path: Path,
-        /// Template arguments.
-        args: Vec<TemplateArg>,
-    },
+    /// [`ExprKind::Cast`] instead).
+    Name(Path),
     /// A prefix operator.
     Unary {
         /// The operator.
@@ -621,6 +784,10 @@ pub enum ExprKind {
     SizeofExpr(Box<Expr>),
     /// `alignof(T)`.
     AlignofType(TypeExpr),
+    /// `sizeof...(Ts)`.
+    SizeofPack(Ident),
+    /// `x...`: a pack expansion (in call arguments and initializer lists).
+    PackExpansion(Box<Expr>),
     /// `{a, b, c}` (an initializer list).
     InitList(Vec<Expr>),
     /// `T{a, b}` (a braced constructor).

@@ -62,7 +62,7 @@ pub mod print;
 mod stmt;
 mod types;
 
-pub use lookahead::{is_builtin_type, is_template_type};
+pub use lookahead::{PRELUDE_TEMPLATES, is_builtin_type, is_template_type};
 pub use print::print_ast;
 
 /// How deeply brackets may nest.
@@ -450,17 +450,59 @@ fn declared_names(tokens: &[Spanned]) -> DeclaredNames {
                     }
                 }
             }
+            Token::Keyword(Keyword::Template) if !is(i + 1, Punct::Lt) => {
+                // An explicit instantiation names a template: `template [[host_name("x")]]
+                // kernel void k<float>(...)`.
+                let mut brackets = 0usize;
+                for (j, tok) in toks.iter().enumerate().skip(i + 1) {
+                    match tok {
+                        Token::Punct(Punct::LBracket) => brackets += 1,
+                        Token::Punct(Punct::RBracket) => brackets = brackets.saturating_sub(1),
+                        Token::Punct(Punct::Lt) if brackets == 0 => {
+                            templates.extend(ident(j - 1));
+                            break;
+                        }
+                        Token::Punct(Punct::Semi | Punct::LParen | Punct::LBrace)
+                            if brackets == 0 =>
+                        {
+                            break;
+                        }
+                        _ => {}
+                    }
+                }
+            }
             Token::Keyword(Keyword::Template) if is(i + 1, Punct::Lt) => {
-                // Skip the parameter list, then the declared name is the identifier after
-                // `struct`/`class`, or the last one before the first `(`.
+                // Skip the parameter list (its type parameters are type names), then the
+                // declared name is the identifier after `struct`/`class`, or the last one
+                // before the first `(` or `=`.
                 let mut angles = 0usize;
+                let mut parens = 0usize;
                 let mut j = i + 1;
                 while let Some(u) = toks.get(j) {
                     match u {
-                        Token::Punct(Punct::Lt) => angles += 1,
-                        Token::Punct(Punct::Gt) => angles = angles.saturating_sub(1),
-                        Token::Punct(Punct::Shr) => angles = angles.saturating_sub(2),
+                        Token::Punct(Punct::LParen) => parens += 1,
+                        Token::Punct(Punct::RParen) => parens = parens.saturating_sub(1),
+                        Token::Punct(Punct::Lt) if parens == 0 => angles += 1,
+                        Token::Punct(Punct::Gt) if parens == 0 => angles = angles.saturating_sub(1),
+                        Token::Punct(Punct::Shr) if parens == 0 => {
+                            angles = angles.saturating_sub(2)
+                        }
                         Token::Punct(Punct::Semi | Punct::LBrace) => break,
+                        Token::Keyword(Keyword::Typename | Keyword::Class) => {
+                            let k = if is(j + 1, Punct::Ellipsis) {
+                                j + 2
+                            } else {
+                                j + 1
+                            };
+                            if let Some(name) = ident(k).filter(|_| {
+                                matches!(
+                                    toks.get(k + 1),
+                                    Some(Token::Punct(Punct::Comma | Punct::Gt | Punct::Assign))
+                                )
+                            }) {
+                                types.insert(name);
+                            }
+                        }
                         _ => {}
                     }
                     j += 1;
@@ -470,14 +512,34 @@ fn declared_names(tokens: &[Spanned]) -> DeclaredNames {
                 }
                 let mut last = None;
                 while let Some(u) = toks.get(j) {
+                    // Attribute groups (`[[kernel, max_total_threads_per_threadgroup(n)]]`)
+                    // name nothing.
+                    if is(j, Punct::LBracket) && is(j + 1, Punct::LBracket) {
+                        let mut depth = 0usize;
+                        while let Some(v) = toks.get(j) {
+                            match v {
+                                Token::Punct(Punct::LBracket) => depth += 1,
+                                Token::Punct(Punct::RBracket) => {
+                                    depth = depth.saturating_sub(1);
+                                    if depth == 0 {
+                                        break;
+                                    }
+                                }
+                                _ => {}
+                            }
+                            j += 1;
+                        }
+                        j += 1;
+                        continue;
+                    }
                     match u {
                         Token::Keyword(Keyword::Struct | Keyword::Class) => {
                             last = ident(j + 1);
                             break;
                         }
                         Token::Ident(s) => last = Some(s.to_string()),
-                        Token::Punct(Punct::LParen) => break,
-                        Token::Punct(Punct::Semi | Punct::LBrace | Punct::Assign) => {
+                        Token::Punct(Punct::LParen | Punct::Assign) => break,
+                        Token::Punct(Punct::Semi | Punct::LBrace) => {
                             last = None;
                             break;
                         }
@@ -714,15 +776,33 @@ mod tests {
     fn structs() {
         check(
             "struct P { float a, b; float4 c[2]; float len() const { return a; } P(float x) {} };\ntypedef struct { int x; } Q;\ntypedef float4 F;\nusing G = device float*;\nstruct Fwd;",
-            "(struct P\n  (field float a)\n  (field float b)\n  (field (array float4 2) c)\n  (fn len -> float\n    (block\n      (return a)))\n  (fn P -> P\n    (param float x)\n    (block)))\n(struct Q\n  (field int x))\n(alias F float4)\n(alias G (ptr (device float)))",
+            "(struct P\n  (field float a)\n  (field float b)\n  (field (array float4 2) c)\n  (fn len -> float (this const)\n    (block\n      (return a)))\n  (fn ctor P -> P\n    (param float x)\n    (block)))\n(struct Q\n  (field int x))\n(alias F float4)\n(alias G (ptr (device float)))\n(struct-decl Fwd)",
         );
     }
 
     #[test]
-    fn unsupported_struct_members() {
+    fn struct_members() {
         check(
-            "struct S { static constant int N = 4; int a; };\nstruct T : S { int b; };\nstruct U { U() : a(1) {} int a; };",
-            "(unsupported \"static data members\")\n(unsupported \"struct inheritance\")\n(unsupported \"constructor initializer lists\")",
+            "struct S { static constant int N = 4; int a; };\nstruct T : S { int b = 2; };\nstruct U { explicit U(int x) : a(x), b{1} {} U() = default; int a, b; \
+             float operator[](int i) const device; operator float() const { return a; } \
+             ~U() {} struct In { int c; }; using F = float; enum E { A }; \
+             template <typename X> X get() { return X(a); } };\nstruct V { int x : 3; };",
+            "(struct S\n  (field int a)\n  (vars (decl static (constant int) N = 4)))\n\
+             (struct T : S\n  (field int b = 2))\n\
+             (struct U\n  (field int a)\n  (field int b)\n  (fn ctor U -> U (init a (paren x)) (init b (brace 1))\n    (param int x)\n    (block))\n  \
+             (fn ctor U -> U\n    (block))\n  (fn operator[] -> float (this const device)\n    (param int i))\n  \
+             (fn conversion operator conversion -> float (this const)\n    (block\n      (return a)))\n  \
+             (fn dtor U -> void\n    (block))\n  (struct In\n    (field int c))\n  (alias F float)\n  (enum E A)\n  \
+             (template <typename X>\n    (fn get -> X\n      (block\n        (return (call X a))))))\n\
+             (struct V\n  (unsupported \"bit-fields\"))",
+        );
+    }
+
+    #[test]
+    fn enums() {
+        check(
+            "enum E { A, B = 4, C, };\nenum class F : uchar { X = 1 };\nenum { N = 8 };\ntypedef enum { P, Q } G;",
+            "(enum E A B=4 C)\n(enum class F : uchar X=1)\n(enum _ N=8)\n(enum G P Q)",
         );
     }
 
@@ -735,10 +815,32 @@ mod tests {
     }
 
     #[test]
-    fn templates_are_skipped() {
+    fn templates() {
         check(
             "template <typename T, int N = (1 > 2)> T f(T x) { return x; }\ntemplate <typename T> struct S { T a; };\ntemplate [[host_name(\"f1\")]] kernel void k<float>(device float*);\nkernel void g() {}",
-            "(unsupported \"templates\")\n(unsupported \"templates\")\n(unsupported \"templates\")\n(fn kernel g -> void\n  (block))",
+            "(template <typename T, int N = (> 1 2)>\n  (fn f -> T\n    (param T x)\n    (block\n      (return x))))\n(template <typename T>\n  (struct S\n    (field T a)))\n(instantiate k<float> [[host_name(\"f1\")]] (param (ptr (device float))))\n(fn kernel g -> void\n  (block))",
+        );
+    }
+
+    #[test]
+    fn specializations_packs_and_sfinae() {
+        check(
+            "template <typename T, typename = void> struct is_f { static constexpr bool value = false; };\n\
+             template <> struct is_f<float> { static constexpr bool value = true; };\n\
+             template <typename T> struct P<T*> {};\n\
+             template <typename... Ts> uint count(Ts... xs) { return sizeof...(Ts) + f(xs...); }\n\
+             template <typename T, enable_if_t<is_f<T>::value, int> = 0> T g(T x) { return x; }\n\
+             template <typename T> using V4 = vec<T, 4>;\n\
+             template [[host_name(\"g_f\")]] [[kernel]] decltype(g<float>) g<float>;\n\
+             template <typename T> auto h(T a) -> decltype(a * 2) { if constexpr (is_f<T>::value) return a; else return a * 2; }",
+            "(template <typename T, typename = void>\n  (struct is_f\n    (vars (decl static constexpr bool value = false))))\n\
+             (template <>\n  (struct is_f<float>\n    (vars (decl static constexpr bool value = true))))\n\
+             (template <typename T>\n  (struct P<(ptr T)>))\n\
+             (template <typename... Ts>\n  (fn count -> uint\n    (param Ts... xs)\n    (block\n      (return (+ (sizeof... Ts) (call f (expand xs)))))))\n\
+             (template <typename T, enable_if_t<is_f<T>::value, int> = 0>\n  (fn g -> T\n    (param T x)\n    (block\n      (return x))))\n\
+             (template <typename T>\n  (alias V4 vec<T, 4>))\n\
+             (instantiate g<float> [[host_name(\"g_f\")]] [[kernel]])\n\
+             (template <typename T>\n  (fn h -> (decltype (* a 2))\n    (param T a)\n    (block\n      (if-constexpr is_f<T>::value\n        (return a)\n        (return (* a 2))))))",
         );
     }
 
@@ -754,7 +856,7 @@ mod tests {
     fn user_templates_take_arguments() {
         check(
             "template <typename T> T twice(T x) { return x + x; }\ntypedef decltype(twice<float>) twice_t;\nvoid f() { y = twice<float>(1.0f) + (a < b) + (c > d); }",
-            "(unsupported \"templates\")\n(alias twice_t (decltype twice<float>))\n(fn f -> void\n  (block\n    (expr (= y (+ (+ (call twice<float> 1.0f) (< a b)) (> c d))))))",
+            "(template <typename T>\n  (fn twice -> T\n    (param T x)\n    (block\n      (return (+ x x)))))\n(alias twice_t (decltype twice<float>))\n(fn f -> void\n  (block\n    (expr (= y (+ (+ (call twice<float> 1.0f) (< a b)) (> c d))))))",
         );
     }
 
@@ -778,7 +880,7 @@ mod tests {
     fn item_errors_recover() {
         check(
             "kernel void f() { x = ; }\nint 3x;\nstruct S { int a b; float c; };\n}\nfloat y;",
-            "(fn kernel f -> void\n  (block\n    (error)))\n(error)\n(error)\n(error)\n(vars (decl float y))\n---\nt.metal:1:23: error: expected expression, found `;`\nt.metal:2:5: error: expected identifier, found `3x`\nt.metal:3:16: error: expected `;`, found `b`\nt.metal:4:1: error: expected declaration, found `}`",
+            "(fn kernel f -> void\n  (block\n    (error)))\n(error)\n(struct S\n  (field float c)\n  (error))\n(error)\n(vars (decl float y))\n---\nt.metal:1:23: error: expected expression, found `;`\nt.metal:2:5: error: expected identifier, found `3x`\nt.metal:3:16: error: expected `;`, found `b`\nt.metal:4:1: error: expected declaration, found `}`",
         );
     }
 
@@ -802,7 +904,7 @@ mod tests {
     fn virtual_is_named() {
         check(
             "struct S { virtual float f(); };",
-            "(error)\n---\nt.metal:1:12: error: virtual functions are not supported",
+            "(struct S\n  (error))\n---\nt.metal:1:12: error: virtual functions are not supported",
         );
     }
 

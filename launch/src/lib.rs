@@ -29,5 +29,7 @@ pub use dispatch::{BufferBinding, ElemType, Grid, Launch, ThreadgroupBinding};
 pub use error::SpecError;
 pub use init::{Distribution, Init};
 pub use npy::{read_npy, write_outputs};
-pub use spec::{BufferSpec, Dims, LaunchSpec, MAX_THREADS_PER_THREADGROUP, ThreadgroupMemorySpec};
+pub use spec::{
+    BufferSpec, Dims, LaunchSpec, MAX_THREADS_PER_THREADGROUP, SpecValue, ThreadgroupMemorySpec,
+};
 pub use value::Scalar;

@@ -4,6 +4,7 @@
 //! table denies unknown keys, so a misspelt key is an error naming it, with its line and
 //! column.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -43,6 +44,14 @@ pub struct LaunchSpec {
     /// `[[threadgroup_memory]]` tables, in file order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub threadgroup_memory: Vec<ThreadgroupMemorySpec>,
+    /// `[constants]`: the value of each function constant (`[[function_constant(n)]]`),
+    /// keyed by its name or by its index written as a number.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub constants: BTreeMap<String, SpecValue>,
+    /// `template = { T = "float", N = 256 }`: the template arguments of a templated
+    /// kernel, by parameter name (types as strings, values as numbers or bools).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub template: BTreeMap<String, SpecValue>,
     /// The folder `.npy` paths are relative to (the spec file's folder), absolute.
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -72,6 +81,21 @@ pub struct BufferSpec {
     /// Written to `OUT/<name>.npy` after the run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub output: bool,
+}
+
+/// A value in `[constants]` or `template`: a bool, an integer, a floating-point number, or
+/// (in `template` only) a type name.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SpecValue {
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+    /// A type name (`"float"`, `"half4"`, a struct's name).
+    Type(String),
 }
 
 /// A `[[threadgroup_memory]]` table: the size of a `[[threadgroup(index)]]` binding.
@@ -196,6 +220,18 @@ impl LaunchSpec {
         spec.base_dir = std::path::absolute(base_dir).unwrap_or_else(|_| base_dir.to_path_buf());
         spec.origin = origin.to_string();
         spec.grid()?;
+        if let Some((name, SpecValue::Type(t))) = spec
+            .constants
+            .iter()
+            .find(|(_, v)| matches!(v, SpecValue::Type(_)))
+        {
+            return Err(SpecError::Launch {
+                origin: spec.origin.clone(),
+                message: format!(
+                    "`[constants]`: `{name} = \"{t}\"` is a string; a function constant is a bool or a number"
+                ),
+            });
+        }
         Ok(spec)
     }
 
@@ -358,6 +394,28 @@ bytes = 1024
         let again = parse(&text).unwrap();
         // NaN is not equal to itself: compare the text instead.
         assert_eq!(again.to_toml(), text);
+    }
+
+    #[test]
+    fn constants_and_template_arguments() {
+        let spec = parse(
+            "kernel = \"softmax\"\nthreads = [32]\nthreadgroup = [32]\n\
+             template = { T = \"half\", N = 256 }\n[constants]\nhas_mask = true\n3 = 1.5\n",
+        )
+        .unwrap();
+        assert_eq!(spec.template["T"], SpecValue::Type("half".into()));
+        assert_eq!(spec.template["N"], SpecValue::Int(256));
+        assert_eq!(spec.constants["has_mask"], SpecValue::Bool(true));
+        assert_eq!(spec.constants["3"], SpecValue::Float(1.5));
+        let again = parse(&spec.to_toml()).unwrap();
+        assert_eq!(spec, again);
+        let err =
+            parse("kernel = \"k\"\nthreads = [1]\nthreadgroup = [1]\n[constants]\nx = \"a\"\n")
+                .unwrap_err();
+        assert!(
+            err.contains("a function constant is a bool or a number"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub fn run(kernel: &str, spec: &str, timing: bool) -> (Launch, RunOutcome) {
     let options = RunOptions {
         timing,
         max_instructions: None,
+        ..RunOptions::default()
     };
     let out = metalsim_sim::run(&module, &spec.kernel, &launch, &gpu, &options).unwrap();
     assert!(out.fault.is_none(), "unexpected fault: {:?}", out.fault);
@@ -69,5 +70,70 @@ pub fn i32s(b: &[u8]) -> Vec<i32> {
 pub fn f32s(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// The function constant values and template arguments a spec gives, for the compiler.
+pub fn specialization(spec: &LaunchSpec) -> metalsim_frontend::Specialization {
+    use metalsim_frontend::SpecValue as F;
+    use metalsim_launch::SpecValue as L;
+    let value = |v: &L| match v {
+        L::Bool(b) => F::Bool(*b),
+        L::Int(i) => F::Int(*i),
+        L::Float(f) => F::Float(*f),
+        L::Type(t) => F::Type(t.clone()),
+    };
+    metalsim_frontend::Specialization {
+        function_constants: Some(
+            spec.constants
+                .iter()
+                .map(|(k, v)| (k.clone(), value(v)))
+                .collect(),
+        ),
+        kernel_template: Some((
+            spec.kernel.clone(),
+            spec.template
+                .iter()
+                .map(|(k, v)| (k.clone(), value(v)))
+                .collect(),
+        )),
+    }
+}
+
+/// Compiles `kernel` (relative to the root) with the function constants and template
+/// arguments of `spec`, resolves the spec and runs it on the m1 model without timing.
+/// Panics with the rendered diagnostics if the kernel does not compile, and on a fault.
+pub fn run_specialized(kernel: &str, spec: &str) -> (Launch, RunOutcome) {
+    let path = root().join(kernel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let spec =
+        LaunchSpec::from_str(spec, path.parent().unwrap_or(Path::new(".")), "test spec").unwrap();
+    let mut sources = metalsim_frontend::SourceMap::new();
+    let id = sources.add(kernel, Some(&path), text);
+    let options = metalsim_frontend::CompileOptions {
+        specialization: specialization(&spec),
+        ..Default::default()
+    };
+    let (module, diags) = metalsim_frontend::compile(&mut sources, id, &options);
+    let module =
+        module.unwrap_or_else(|| panic!("{}", metalsim_frontend::render(&diags, &sources, false)));
+    let f = module
+        .function(&spec.kernel)
+        .unwrap_or_else(|| panic!("{kernel} has no kernel `{}`", spec.kernel));
+    let launch = spec.resolve(f, 1 << 30).unwrap();
+    let gpu = metalsim_models::builtin("m1").unwrap();
+    let options = RunOptions {
+        timing: false,
+        ..RunOptions::default()
+    };
+    let out = metalsim_sim::run(&module, &spec.kernel, &launch, &gpu, &options).unwrap();
+    assert!(out.fault.is_none(), "unexpected fault: {:?}", out.fault);
+    (launch, out)
+}
+
+/// Little-endian f16s of a byte buffer, as f32.
+pub fn f16s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(2)
+        .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
         .collect()
 }

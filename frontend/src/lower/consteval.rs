@@ -2,8 +2,8 @@
 //! builtin constants (`mem_flags::mem_threadgroup`, `FLT_MAX`...), evaluated with C++'s
 //! typing and wrapping rules.
 
-use crate::ast::{BinaryOp, CastKind, Expr, ExprKind, UnaryOp};
-use crate::lower::types::{Scalar, Ty, builtin_type};
+use crate::ast::{BinaryOp, UnaryOp};
+use crate::lower::types::Scalar;
 
 /// A constant's value.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -16,13 +16,39 @@ pub enum CVal {
     Bool(bool),
 }
 
-/// A typed compile-time constant.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// A typed compile-time constant. Two constants are equal when their types and bits are
+/// (so NaN equals itself and constants can key maps).
+#[derive(Clone, Copy, Debug)]
 pub struct Const {
     /// Its type.
     pub ty: Scalar,
     /// Its value.
     pub val: CVal,
+}
+
+impl PartialEq for Const {
+    fn eq(&self, other: &Const) -> bool {
+        self.ty == other.ty && self.bits() == other.bits()
+    }
+}
+
+impl Eq for Const {}
+
+impl std::hash::Hash for Const {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.ty.hash(h);
+        self.bits().hash(h);
+    }
+}
+
+impl std::fmt::Display for Const {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.val {
+            CVal::Bool(b) => write!(f, "{b}"),
+            CVal::Int(i) => write!(f, "{i}"),
+            CVal::Float(x) => write!(f, "{x:?}"),
+        }
+    }
 }
 
 impl Const {
@@ -182,23 +208,13 @@ pub fn float_literal(value: f64, suffix: Option<char>) -> Const {
     Const::float(ty, value)
 }
 
-/// Constants every MSL program sees (from `<metal_stdlib>`): memory flags and orders,
-/// float limits and math constants.
+/// Constants every MSL program sees (macros of `<metal_stdlib>`): float and integer limits
+/// and math constants.
 pub fn builtin_constant(name: &str) -> Option<Const> {
     let u = |v: i128| Const::int(Scalar::UInt, v);
     let i = |v: i128| Const::int(Scalar::Int, v);
     let f = |v: f64| Const::float(Scalar::Float, v);
     Some(match name {
-        "mem_none" => u(0),
-        "mem_device" => u(1),
-        "mem_threadgroup" => u(2),
-        "mem_texture" => u(4),
-        "mem_threadgroup_imageblock" => u(8),
-        "memory_order_relaxed" => i(0),
-        "memory_order_acquire" => i(2),
-        "memory_order_release" => i(3),
-        "memory_order_acq_rel" => i(4),
-        "memory_order_seq_cst" => i(5),
         "FLT_MAX" | "MAXFLOAT" => f(f32::MAX as f64),
         "FLT_MIN" => f(f32::MIN_POSITIVE as f64),
         "FLT_EPSILON" => f(f32::EPSILON as f64),
@@ -302,107 +318,24 @@ pub fn binary(op: BinaryOp, a: Const, b: Const) -> Option<Const> {
     })
 }
 
-/// Evaluates a constant expression. `lookup` resolves names (local and global constants);
-/// builtin constants are tried after it. `None` when the expression is not constant.
-pub fn eval(e: &Expr, lookup: &dyn Fn(&str) -> Option<Const>) -> Option<Const> {
-    eval_depth(e, lookup, 0)
-}
-
-fn eval_depth(e: &Expr, lookup: &dyn Fn(&str) -> Option<Const>, depth: u32) -> Option<Const> {
-    if depth > 200 {
-        return None;
-    }
-    let ev = |x: &Expr| eval_depth(x, lookup, depth + 1);
-    match &e.kind {
-        ExprKind::IntLit {
-            value,
-            unsigned,
-            long,
-            non_decimal,
-        } => Some(int_literal(*value, *unsigned, *long, *non_decimal)),
-        ExprKind::FloatLit { value, suffix } => Some(float_literal(*value, *suffix)),
-        ExprKind::BoolLit(b) => Some(Const::bool(*b)),
-        ExprKind::Name { path, args } if args.is_empty() => {
-            let name = path.last();
-            lookup(name).or_else(|| builtin_constant(name))
-        }
-        ExprKind::Unary { op, operand } => {
-            let v = ev(operand)?;
-            match op {
-                UnaryOp::Plus => Some(v.cast(v.ty.promoted())),
-                UnaryOp::Neg => {
-                    let ty = v.ty.promoted();
-                    let v = v.cast(ty);
-                    Some(if ty.is_float() {
-                        Const::float(ty, -v.as_f64())
-                    } else {
-                        Const::int(ty, -v.as_i128())
-                    })
-                }
-                UnaryOp::Not => Some(Const::bool(!v.as_bool())),
-                UnaryOp::BitNot if !v.ty.is_float() => {
-                    let ty = v.ty.promoted();
-                    Some(Const::int(ty, !v.cast(ty).as_i128()))
-                }
-                _ => None,
-            }
-        }
-        ExprKind::Binary { op, lhs, rhs } => {
-            let a = ev(lhs)?;
-            // Short-circuit forms need only the left side when it decides.
-            match op {
-                BinaryOp::LogAnd if !a.as_bool() => return Some(Const::bool(false)),
-                BinaryOp::LogOr if a.as_bool() => return Some(Const::bool(true)),
-                _ => {}
-            }
-            binary(*op, a, ev(rhs)?)
-        }
-        ExprKind::Conditional { cond, then_, else_ } => {
-            let c = ev(cond)?;
-            let (t, f) = (ev(then_)?, ev(else_)?);
-            let ty = Scalar::common(t.ty, f.ty);
-            Some(if c.as_bool() { t.cast(ty) } else { f.cast(ty) })
-        }
-        ExprKind::Cast { kind, ty, expr } if *kind != CastKind::AsType => {
-            let v = ev(expr)?;
-            let name = match &ty.kind {
-                crate::ast::TypeKind::Named { path, args } if args.is_empty() => path.last(),
-                _ => return None,
-            };
-            match builtin_type(name)? {
-                Ty::Scalar(s) => Some(v.cast(s)),
-                _ => None,
-            }
-        }
-        ExprKind::SizeofType(t) | ExprKind::AlignofType(t) => {
-            // Builtin types only; struct sizes are known to lowering, not here.
-            let crate::ast::TypeKind::Named { path, args } = &t.kind else {
-                return None;
-            };
-            if !args.is_empty() {
-                return None;
-            }
-            let ty = builtin_type(path.last())?;
-            let structs = crate::lower::types::Structs::default();
-            let n = if matches!(e.kind, ExprKind::SizeofType(_)) {
-                structs.size(&ty)
+/// Evaluates a prefix operator on a constant (`None` for `~` on a float and for the
+/// operators that need an object).
+pub fn unary(op: UnaryOp, v: Const) -> Option<Const> {
+    match op {
+        UnaryOp::Plus => Some(v.cast(v.ty.promoted())),
+        UnaryOp::Neg => {
+            let ty = v.ty.promoted();
+            let v = v.cast(ty);
+            Some(if ty.is_float() {
+                Const::float(ty, -v.as_f64())
             } else {
-                structs.align(&ty)
-            };
-            Some(Const::int(Scalar::ULong, n as i128))
+                Const::int(ty, -v.as_i128())
+            })
         }
-        ExprKind::Call { callee, args } if args.len() == 1 => {
-            // Functional casts `uint(x)`.
-            let ExprKind::Name { path, args: targs } = &callee.kind else {
-                return None;
-            };
-            if !targs.is_empty() {
-                return None;
-            }
-            match builtin_type(path.last())? {
-                Ty::Scalar(s) => Some(ev(&args[0])?.cast(s)),
-                _ => None,
-            }
+        UnaryOp::Not => Some(Const::bool(!v.as_bool())),
+        UnaryOp::BitNot if !v.ty.is_float() => {
+            let ty = v.ty.promoted();
+            Some(Const::int(ty, !v.cast(ty).as_i128()))
         }
         _ => None,
     }

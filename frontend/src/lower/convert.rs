@@ -66,6 +66,9 @@ impl FnLowerer<'_, '_> {
         if v.ty == *to {
             return Some(v);
         }
+        if let Some(r) = self.convert_class(&v, to, span) {
+            return r;
+        }
         let fail = |me: &mut Self, why: &str| {
             let (a, b) = (me.show(&v.ty), me.show(to));
             me.error(format!("cannot convert `{a}` to `{b}`{why}"), span);
@@ -140,10 +143,39 @@ impl FnLowerer<'_, '_> {
         }
     }
 
+    /// Conversions involving a class: to a base class (slicing), by a converting
+    /// constructor, or by a conversion function. `None` when neither type is a class.
+    fn convert_class(&mut self, v: &Val, to: &Ty, span: Span) -> Option<Option<Val>> {
+        match (&v.ty, to) {
+            (Ty::Struct(from), Ty::Struct(want)) if self.base_path(*from, *want).is_some() => {
+                let (from, want) = (*from, *want);
+                let p = self.temp(v, true);
+                Some(
+                    self.base_place(p, from, want)
+                        .and_then(|b| self.load(&b, span)),
+                )
+            }
+            (Ty::Struct(from), _) if self.conversion_function(*from, to).is_some() => {
+                Some(self.call_conversion(v.clone(), to, span))
+            }
+            (_, Ty::Struct(want)) if self.g.has_constructors(*want) => {
+                let arg =
+                    crate::lower::call::Arg::Op(crate::lower::Operand::Value(v.clone()), span);
+                Some(self.construct_object(*want, vec![arg], span))
+            }
+            (Ty::Struct(_), _) | (_, Ty::Struct(_)) => {
+                let (a, b) = (self.show(&v.ty), self.show(to));
+                self.error(format!("cannot convert `{a}` to `{b}`"), span);
+                Some(None)
+            }
+            _ => None,
+        }
+    }
+
     /// Converts a scalar condition to a predicate register.
     pub fn condition(&mut self, v: Val, span: Span) -> Option<Value> {
         match &v.ty {
-            Ty::Scalar(_) | Ty::Pointer(_) => {
+            Ty::Scalar(_) | Ty::Pointer(_) | Ty::Struct(_) => {
                 let b = self.convert(v, &Ty::BOOL, true, span)?;
                 Some(b.parts[0])
             }

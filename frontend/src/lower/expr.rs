@@ -1,298 +1,71 @@
-//! Expressions: type checking and lowering to instructions.
+//! Expressions: type checking and lowering to instructions. An expression lowers to an
+//! [`Operand`]: an object (a [`Place`]) or a value.
 
 use metalsim_isa::{CmpCond, Op, Space, Type, Value};
 
-use crate::ast::{BinaryOp, CastKind, Expr, ExprKind, PostfixOp, UnaryOp};
+use crate::ast::{BinaryOp, CastKind, Expr, ExprKind, Path, PostfixOp, UnaryOp};
 use crate::lower::consteval::{self, Const};
+use crate::lower::resolve::Resolved;
 use crate::lower::types::{Scalar, Ty};
-use crate::lower::{Binding, FnLowerer, GlobalValue, Place, Val};
+use crate::lower::{Binding, FnLowerer, GlobalValue, Operand, Place, Val};
 use crate::source::Span;
 
-/// Parses a swizzle (`xyz`, `rgba`) into component indices.
-fn swizzle(name: &str, len: u8) -> Option<Vec<u8>> {
-    if name.is_empty() || name.len() > 4 {
-        return None;
-    }
-    let xyzw = name.chars().all(|c| "xyzw".contains(c));
-    let rgba = name.chars().all(|c| "rgba".contains(c));
-    if !xyzw && !rgba {
-        return None;
-    }
-    let set = if xyzw { "xyzw" } else { "rgba" };
-    name.chars()
-        .map(|c| set.find(c).map(|i| i as u8).filter(|i| *i < len))
-        .collect()
+/// Whether an expression is `this`.
+pub fn is_this(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Name(p) if p.is_plain() && p.last() == "this")
 }
 
 impl FnLowerer<'_, '_> {
-    /// The type of a place.
-    pub fn place_ty(&self, p: &Place) -> Ty {
-        match p {
-            Place::Var { ty, .. } | Place::Mem { ty, .. } => ty.clone(),
-            Place::Swizzle { base, comps } => {
-                let elem = self.place_ty(base).elem_scalar().unwrap_or(Scalar::Float);
-                Ty::vector(elem, comps.len() as u8)
-            }
-            Place::DynComponent { base, .. } => {
-                Ty::Scalar(self.place_ty(base).elem_scalar().unwrap_or(Scalar::Float))
-            }
+    /// Lowers an expression for its value (an array decays to a pointer to its first
+    /// element; initializations of arrays take the array itself through
+    /// [`FnLowerer::init_value`]).
+    pub fn rvalue(&mut self, e: &Expr) -> Option<Val> {
+        let op = self.operand(e)?;
+        let op = self.decay(op);
+        self.load_operand(op, e.span)
+    }
+
+    /// The value of an operand (loading an object).
+    pub fn load_operand(&mut self, op: Operand, span: Span) -> Option<Val> {
+        match op {
+            Operand::Value(v) => Some(v),
+            Operand::Place {
+                cached: Some(v), ..
+            } => Some(v),
+            Operand::Place { place, .. } => self.load(&place, span),
         }
     }
 
-    /// `addr + offset` as an address register.
-    pub fn mem_addr(&mut self, addr: Value, offset: u32) -> Value {
-        if offset == 0 {
-            return addr;
-        }
-        let c = self.const_u32(offset);
-        self.s.val(Op::PtrAdd { scale: 1 }, Type::U64, &[addr, c])
-    }
-
-    /// Reads a place.
-    pub fn load(&mut self, p: &Place, span: Span) -> Option<Val> {
-        match p {
-            Place::Var { ty, slots, .. } => Some(Val {
-                ty: ty.clone(),
-                parts: slots.iter().map(|s| self.s.read(*s)).collect(),
-            }),
-            Place::Mem {
-                ty,
-                addr,
-                offset,
-                space,
+    /// Array-to-pointer decay: an array object in memory as a pointer to its first
+    /// element; other operands unchanged.
+    pub fn decay(&mut self, op: Operand) -> Operand {
+        match op {
+            Operand::Place {
+                place:
+                    Place::Mem {
+                        ty: Ty::Array(elem, _),
+                        addr,
+                        offset,
+                        space,
+                        is_const,
+                    },
                 ..
             } => {
-                if contains_atomic(ty, &self.g.structs) {
-                    self.error(
-                        "atomic objects can only be used through the atomic functions (atomic_load_explicit...)",
-                        span,
-                    );
-                    return None;
-                }
-                let leaves = self.g.structs.leaves(ty);
-                let mut parts = Vec::with_capacity(leaves.len());
-                for (t, off) in leaves {
-                    let a = self.mem_addr(*addr, offset + off);
-                    parts.push(self.s.val(Op::Load(*space), t, &[a]));
-                }
-                Some(Val {
-                    ty: ty.clone(),
-                    parts,
+                let a = self.mem_addr(addr, offset);
+                Operand::Value(Val {
+                    ty: Ty::pointer(*elem, space, is_const),
+                    parts: vec![a],
                 })
             }
-            Place::Swizzle { base, comps } => {
-                let b = self.load(base, span)?;
-                let elem = b.ty.elem_scalar()?;
-                Some(Val {
-                    ty: Ty::vector(elem, comps.len() as u8),
-                    parts: comps.iter().map(|c| b.parts[*c as usize]).collect(),
-                })
-            }
-            Place::DynComponent { base, index } => {
-                let b = self.load(base, span)?;
-                let elem = b.ty.elem_scalar()?;
-                let v = self.dyn_pick(&b.parts, *index, elem);
-                Some(Val {
-                    ty: Ty::Scalar(elem),
-                    parts: vec![v],
-                })
-            }
-        }
-    }
-
-    /// Selects `parts[index]` with a chain of selects (index is a u32 register).
-    fn dyn_pick(&mut self, parts: &[Value], index: Value, elem: Scalar) -> Value {
-        let mut r = parts[0];
-        for (k, p) in parts.iter().enumerate().skip(1) {
-            let kc = self.const_u32(k as u32);
-            let c = self.s.val(Op::Cmp(CmpCond::Eq), Type::U32, &[index, kc]);
-            r = self.s.val(Op::Select, elem.isa(), &[c, *p, r]);
-        }
-        r
-    }
-
-    /// Writes a value (already of the place's type) to a place.
-    pub fn store(&mut self, p: &Place, v: &Val, span: Span) -> Option<()> {
-        match p {
-            Place::Var {
-                slots, is_const, ..
-            } => {
-                if *is_const {
-                    self.error("cannot assign to a `const` variable", span);
-                    return None;
-                }
-                for (s, part) in slots.iter().zip(&v.parts) {
-                    self.s.write(*s, *part);
-                }
-                Some(())
-            }
-            Place::Mem {
-                ty,
-                addr,
-                offset,
-                space,
-                is_const,
-            } => {
-                if *is_const || *space == Space::Constant {
-                    self.error("cannot assign to `const` or `constant` memory", span);
-                    return None;
-                }
-                if contains_atomic(ty, &self.g.structs) {
-                    self.error(
-                        "atomic objects can only be written with atomic_store_explicit",
-                        span,
-                    );
-                    return None;
-                }
-                let leaves = self.g.structs.leaves(ty);
-                for ((t, off), part) in leaves.into_iter().zip(&v.parts) {
-                    let a = self.mem_addr(*addr, offset + off);
-                    self.s.ins(Op::Store(*space), t, &[a, *part]);
-                }
-                Some(())
-            }
-            Place::Swizzle { base, comps } => {
-                for (i, c) in comps.iter().enumerate() {
-                    if comps[..i].contains(c) {
-                        self.error("cannot assign to a swizzle that repeats a component", span);
-                        return None;
-                    }
-                }
-                for (i, c) in comps.iter().enumerate() {
-                    let cp = self.component_place(base, *c);
-                    let one = Val {
-                        ty: self.place_ty(&cp),
-                        parts: vec![v.parts[i]],
-                    };
-                    self.store(&cp, &one, span)?;
-                }
-                Some(())
-            }
-            Place::DynComponent { base, index } => {
-                let old = self.load(base, span)?;
-                let elem = old.ty.elem_scalar()?;
-                let mut parts = old.parts.clone();
-                for (k, part) in parts.iter_mut().enumerate() {
-                    let kc = self.const_u32(k as u32);
-                    let c = self.s.val(Op::Cmp(CmpCond::Eq), Type::U32, &[*index, kc]);
-                    *part = self.s.val(Op::Select, elem.isa(), &[c, v.parts[0], *part]);
-                }
-                self.store(base, &Val { ty: old.ty, parts }, span)
-            }
-        }
-    }
-
-    /// The place of one component of a vector place.
-    pub fn component_place(&mut self, base: &Place, comp: u8) -> Place {
-        match base {
-            Place::Var {
-                ty,
-                slots,
-                is_const,
-            } => Place::Var {
-                ty: Ty::Scalar(ty.elem_scalar().unwrap_or(Scalar::Float)),
-                slots: vec![slots[comp as usize]],
-                is_const: *is_const,
-            },
-            Place::Mem {
-                ty,
-                addr,
-                offset,
-                space,
-                is_const,
-            } => {
-                let elem = ty.elem_scalar().unwrap_or(Scalar::Float);
-                Place::Mem {
-                    ty: Ty::Scalar(elem),
-                    addr: *addr,
-                    offset: offset + comp as u32 * elem.size(),
-                    space: *space,
-                    is_const: *is_const,
-                }
-            }
-            Place::Swizzle { base, comps } => self.component_place(base, comps[comp as usize]),
-            Place::DynComponent { .. } => base.clone(),
-        }
-    }
-
-    /// Whether an expression denotes an object (and so has a place).
-    pub fn is_place_expr(&self, e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Name { path, args } => {
-                args.is_empty()
-                    && match self.lookup(path.last()) {
-                        Some(Binding::Place(_) | Binding::Cached { .. }) => true,
-                        Some(Binding::Const(_)) => false,
-                        None => matches!(
-                            self.g.values.get(path.last()),
-                            Some(GlobalValue::Data { .. })
-                        ),
-                    }
-            }
-            ExprKind::Unary {
-                op: UnaryOp::Deref, ..
-            } => true,
-            ExprKind::Index { .. } => true,
-            ExprKind::Member { base, arrow, .. } => *arrow || self.is_place_expr(base),
-            _ => false,
+            other => other,
         }
     }
 
     /// Lowers an expression that denotes an object.
     pub fn place(&mut self, e: &Expr) -> Option<Place> {
-        match &e.kind {
-            ExprKind::Name { path, .. } => {
-                let name = path.last();
-                match self.lookup(name).cloned() {
-                    Some(Binding::Place(p)) => Some(p),
-                    Some(Binding::Cached { place, .. }) => Some(place),
-                    Some(Binding::Const(_)) => {
-                        self.error(format!("`{name}` is a constant, not an object"), e.span);
-                        None
-                    }
-                    None => match self.g.values.get(name).cloned() {
-                        Some(GlobalValue::Data { id, ty }) => {
-                            self.at(e.span);
-                            let addr = self.s.val(Op::DataAddr(id), Type::U64, &[]);
-                            Some(Place::Mem {
-                                ty,
-                                addr,
-                                offset: 0,
-                                space: Space::Constant,
-                                is_const: true,
-                            })
-                        }
-                        Some(GlobalValue::Const(_)) => {
-                            self.error(format!("`{name}` is a constant, not an object"), e.span);
-                            None
-                        }
-                        Some(GlobalValue::Poisoned) => None,
-                        None => {
-                            self.error(format!("unknown name `{name}`"), path.span);
-                            None
-                        }
-                    },
-                }
-            }
-            ExprKind::Unary {
-                op: UnaryOp::Deref,
-                operand,
-            } => {
-                let p = self.rvalue(operand)?;
-                self.deref(p, e.span)
-            }
-            ExprKind::Index { base, index } => self.index_place(base, index, e.span),
-            ExprKind::Member { base, name, arrow } => {
-                let bp = if *arrow {
-                    let p = self.rvalue(base)?;
-                    self.deref(p, base.span)?
-                } else {
-                    self.place(base)?
-                };
-                self.member_place(bp, &name.name, name.span)
-            }
-            ExprKind::Error => None,
-            _ => {
+        match self.operand(e)? {
+            Operand::Place { place, .. } => Some(place),
+            Operand::Value(_) => {
                 self.error(
                     "this expression is not an object that can be assigned or addressed",
                     e.span,
@@ -302,195 +75,273 @@ impl FnLowerer<'_, '_> {
         }
     }
 
-    /// The memory a pointer value points to.
-    fn deref(&mut self, p: Val, span: Span) -> Option<Place> {
-        match &p.ty {
-            Ty::Pointer(pt) => {
-                if pt.pointee == Ty::Void {
-                    self.error("cannot dereference a `void` pointer", span);
-                    return None;
+    /// The type an expression would have, found by lowering it into unreachable code (its
+    /// errors are reported, its instructions never run).
+    pub fn type_of_expr(&mut self, e: &Expr) -> Option<Ty> {
+        let cur = self.s.current();
+        let dead = self.s.create_block();
+        self.s.seal(dead);
+        self.s.switch_to(dead);
+        let op = self.operand(e);
+        let ty = op.map(|op| match op {
+            Operand::Value(v) => v.ty,
+            Operand::Place { place, .. } => self.place_ty(&place),
+        });
+        self.s.ret();
+        self.s.switch_to(cur);
+        ty
+    }
+
+    /// The type `sizeof` measures: a type named in parentheses the parser could not
+    /// classify, or an expression's type.
+    pub fn sizeof_operand_type(&mut self, e: &Expr) -> Option<Ty> {
+        if let ExprKind::Name(p) = &e.kind {
+            let mark = self.g.diags.len();
+            match self.resolve_path(p, false) {
+                Some(Resolved::Type(t)) | Some(Resolved::Local(Binding::Type(t))) => {
+                    return Some(t);
                 }
-                Some(Place::Mem {
-                    ty: pt.pointee.clone(),
-                    addr: p.parts[0],
-                    offset: 0,
-                    space: pt.space,
-                    is_const: pt.is_const,
-                })
+                Some(Resolved::Enum(id)) => return Some(self.enum_type(id)),
+                _ => self.g.diags.truncate(mark),
             }
-            other => {
-                let t = self.show(other);
-                self.error(format!("cannot dereference a value of type `{t}`"), span);
+        }
+        self.type_of_expr(e)
+    }
+
+    /// The object `this` refers to inside a method.
+    pub fn this_place(&mut self, span: Span) -> Option<Place> {
+        match self.implicit_this() {
+            Some(p) => Some(p),
+            None => {
+                self.error("`this` is only available inside a method", span);
                 None
             }
         }
     }
 
-    fn member_place(&mut self, base: Place, name: &str, span: Span) -> Option<Place> {
-        let ty = self.place_ty(&base);
-        match &ty {
-            Ty::Struct(id) => {
-                let info = self.g.structs.get(*id).clone();
-                let Some(fi) = info.fields.iter().position(|f| f.0 == name) else {
-                    self.error(format!("`{}` has no field `{name}`", info.name), span);
-                    return None;
-                };
-                let (_, fty, foff) = info.fields[fi].clone();
-                match base {
-                    Place::Var {
-                        slots, is_const, ..
-                    } => {
-                        let start: usize = info.fields[..fi]
-                            .iter()
-                            .map(|f| self.g.structs.leaf_count(&f.1))
-                            .sum();
-                        let n = self.g.structs.leaf_count(&fty);
-                        Some(Place::Var {
-                            ty: fty,
-                            slots: slots[start..start + n].to_vec(),
-                            is_const,
-                        })
-                    }
-                    Place::Mem {
-                        addr,
-                        offset,
-                        space,
-                        is_const,
-                        ..
-                    } => Some(Place::Mem {
-                        ty: fty,
-                        addr,
-                        offset: offset + foff,
-                        space,
-                        is_const,
-                    }),
-                    _ => None,
-                }
+    /// Lowers an expression to an object or a value. Each kind of expression is lowered
+    /// in a function of its own, so this one's stack frame stays small for deep trees.
+    pub fn operand(&mut self, e: &Expr) -> Option<Operand> {
+        let value = |v: Option<Val>| v.map(Operand::Value);
+        match &e.kind {
+            ExprKind::IntLit {
+                value: n,
+                unsigned,
+                long,
+                non_decimal,
+            } => {
+                self.at(e.span);
+                value(Some(self.const_val(consteval::int_literal(
+                    *n,
+                    *unsigned,
+                    *long,
+                    *non_decimal,
+                ))))
             }
-            Ty::Vector { len, .. } => {
-                let Some(comps) = swizzle(name, *len) else {
-                    let t = self.show(&ty);
-                    self.error(format!("`{name}` is not a component of `{t}`"), span);
-                    return None;
-                };
-                if comps.len() == 1 {
-                    Some(self.component_place(&base, comps[0]))
-                } else {
-                    Some(Place::Swizzle {
-                        base: Box::new(base),
-                        comps,
-                    })
-                }
+            ExprKind::FloatLit { value: x, suffix } => {
+                self.at(e.span);
+                value(Some(self.const_val(consteval::float_literal(*x, *suffix))))
             }
-            other => {
-                let t = self.show(other);
-                self.error(format!("`{t}` has no members"), span);
+            ExprKind::BoolLit(b) => {
+                self.at(e.span);
+                value(Some(self.const_val(Const::bool(*b))))
+            }
+            ExprKind::StringLit(_) => {
+                self.error("string literals are not values in MSL", e.span);
                 None
             }
-        }
-    }
-
-    /// Lowers an index into an integer register of type `uint` or `int`.
-    fn index_value(&mut self, index: &Expr) -> Option<(Value, Scalar)> {
-        let v = self.rvalue(index)?;
-        match v.ty {
-            Ty::Scalar(s) if s.is_int() || s == Scalar::Bool => {
-                let to = if s == Scalar::Bool {
-                    Scalar::UInt
-                } else if s.size() < 4 {
-                    if s.is_signed() {
-                        Scalar::Int
-                    } else {
-                        Scalar::UInt
-                    }
-                } else {
-                    s
-                };
-                Some((self.scalar_cvt(v.parts[0], s, to), to))
+            ExprKind::Name(path) => self.name_operand(path, e.span),
+            ExprKind::Unary { op, operand } => self.unary(*op, operand, e.span),
+            ExprKind::Postfix { op, operand } => self.postfix(*op, operand, e.span),
+            ExprKind::Binary { op, lhs, rhs } => value(self.binary(*op, lhs, rhs, e.span)),
+            ExprKind::Assign { op, lhs, rhs } => self.assign(*op, lhs, rhs, e.span),
+            ExprKind::Conditional { cond, then_, else_ } => {
+                value(self.conditional(cond, then_, else_, e.span))
             }
-            ref t => {
-                let t = self.show(t);
+            ExprKind::Call { callee, args } => self.call(callee, args, e.span),
+            ExprKind::Member { base, name, arrow } => {
+                self.member(base, &name.name, name.span, *arrow)
+            }
+            ExprKind::Index { base, index } => self.index_operand(base, index, e.span),
+            ExprKind::Cast { kind, ty, expr } => self.cast(*kind, ty, expr, e.span),
+            ExprKind::SizeofType(_)
+            | ExprKind::AlignofType(_)
+            | ExprKind::SizeofExpr(_)
+            | ExprKind::SizeofPack(_) => self.size_query(e),
+            ExprKind::PackExpansion(_) => {
                 self.error(
-                    format!("an index must be an integer, found `{t}`"),
-                    index.span,
+                    "a pack expansion `...` is only supported in call arguments and initializer lists",
+                    e.span,
                 );
                 None
             }
+            ExprKind::InitList(_) => {
+                self.error("an initializer list needs a known type here", e.span);
+                None
+            }
+            ExprKind::TypedInitList { ty, elems } => self.typed_init(ty, elems, e.span),
+            ExprKind::Error => None,
         }
     }
 
-    fn index_place(&mut self, base: &Expr, index: &Expr, span: Span) -> Option<Place> {
-        let constant = { self.eval_const(index) };
-        if self.is_place_expr(base) {
-            let bp = self.place(base)?;
-            let bty = self.place_ty(&bp);
-            match bty {
-                Ty::Pointer(_) => {
-                    let p = self.load(&bp, base.span)?;
-                    return self.pointer_index(p, index, span);
+    #[inline(never)]
+    fn postfix(&mut self, op: PostfixOp, operand: &Expr, span: Span) -> Option<Operand> {
+        let value = |v: Option<Val>| v.map(Operand::Value);
+
+        let target = self.operand(operand)?;
+        let sym = if op == PostfixOp::Inc { "++" } else { "--" };
+        let ty = match &target {
+            Operand::Value(v) => v.ty.clone(),
+            Operand::Place { place, .. } => self.place_ty(place),
+        };
+        if matches!(ty, Ty::Struct(_)) {
+            // `operator++(int)`: the dummy argument says "postfix".
+            let dummy = Operand::Value(self.const_val(Const::int(Scalar::Int, 0)));
+            return match self.user_operator(sym, vec![(target, operand.span), (dummy, span)], span)
+            {
+                Some(r) => r,
+                None => {
+                    let t = self.show(&ty);
+                    self.error(format!("`{t}` has no postfix `operator{sym}`"), span);
+                    None
                 }
-                Ty::Array(elem, n) => {
-                    let stride = self.g.structs.size(&elem);
-                    if let Some(c) = constant
-                        && !c.ty.is_float()
-                    {
-                        let i = c.as_i128();
-                        if i < 0 || i >= n as i128 {
-                            self.error(
-                                format!("index {i} is out of bounds for an array of {n}"),
-                                index.span,
-                            );
-                            return None;
-                        }
-                        return Some(self.array_element(bp, *elem, i as u32, stride));
-                    }
-                    match bp {
-                        Place::Mem {
-                            addr,
-                            offset,
-                            space,
-                            is_const,
-                            ..
-                        } => {
-                            let (iv, _) = self.index_value(index)?;
-                            self.at(span);
-                            let a = self.mem_addr(addr, offset);
-                            let a = self
-                                .s
-                                .val(Op::PtrAdd { scale: stride }, Type::U64, &[a, iv]);
-                            return Some(Place::Mem {
-                                ty: *elem,
-                                addr: a,
-                                offset: 0,
-                                space,
-                                is_const,
-                            });
-                        }
-                        _ => {
-                            self.error(
-                                "indexing this array with a run-time index is not supported yet",
-                                span,
-                            );
-                            return None;
-                        }
-                    }
+            };
+        }
+        let Operand::Place { place, .. } = target else {
+            self.error("`++` and `--` need an object", operand.span);
+            return None;
+        };
+        let delta = if op == PostfixOp::Inc { 1 } else { -1 };
+        value(self.inc_dec(&place, delta, false, span))
+    }
+
+    #[inline(never)]
+    fn member(&mut self, base: &Expr, name: &str, name_span: Span, arrow: bool) -> Option<Operand> {
+        let b = if arrow {
+            if is_this(base) {
+                Operand::Place {
+                    place: self.this_place(base.span)?,
+                    cached: None,
                 }
-                Ty::Vector { len, .. } => {
-                    if let Some(c) = constant {
-                        let i = c.as_i128();
-                        if i < 0 || i >= len as i128 {
-                            self.error(
-                                format!("index {i} is out of bounds for a vector of {len}"),
-                                index.span,
-                            );
-                            return None;
-                        }
-                        return Some(self.component_place(&bp, i as u8));
-                    }
-                    let (iv, s) = self.index_value(index)?;
-                    self.at(span);
-                    let iv = self.scalar_cvt(iv, s, Scalar::UInt);
-                    return match bp {
+            } else {
+                let p = self.rvalue(base)?;
+                Operand::Place {
+                    place: self.deref(p, base.span)?,
+                    cached: None,
+                }
+            }
+        } else {
+            self.operand(base)?
+        };
+        self.member_operand(b, name, name_span)
+    }
+
+    #[inline(never)]
+    fn cast(
+        &mut self,
+        kind: CastKind,
+        ty: &crate::ast::TypeExpr,
+        expr: &Expr,
+        span: Span,
+    ) -> Option<Operand> {
+        let value = |v: Option<Val>| v.map(Operand::Value);
+
+        let target = self.resolve_type(ty)?;
+        if target.is_ref {
+            // `(device T&)x`, `static_cast<T&>(x)`: the object, seen as a `T`.
+            let p = self.place(expr)?;
+            let pty = self.place_ty(&p);
+            if pty != target.ty {
+                let (a, b) = (self.show(&pty), self.show(&target.ty));
+                self.error(
+                    format!("cannot cast a `{a}` object to a reference to `{b}`"),
+                    ty.span,
+                );
+                return None;
+            }
+            return Some(Operand::Place {
+                place: p,
+                cached: None,
+            });
+        }
+        if let Ty::Struct(id) = target.ty
+            && kind != CastKind::AsType
+        {
+            let args = self.lower_args(std::slice::from_ref(expr))?;
+            return value(self.construct_object(id, args, span));
+        }
+        let v = self.rvalue(expr)?;
+        self.at(span);
+        match kind {
+            CastKind::AsType => value(self.as_type(v, &target.ty, span)),
+            _ => value(self.convert(v, &target.ty, true, span)),
+        }
+    }
+
+    /// `sizeof`, `alignof` and `sizeof...`.
+    #[inline(never)]
+    fn size_query(&mut self, e: &Expr) -> Option<Operand> {
+        let value = |v: Option<Val>| v.map(Operand::Value);
+        match &e.kind {
+            ExprKind::SizeofType(t) | ExprKind::AlignofType(t) => {
+                let d = self.resolve_type(t)?;
+                let n = if matches!(e.kind, ExprKind::SizeofType(_)) {
+                    self.g.structs.size(&d.ty)
+                } else {
+                    self.g.structs.align(&d.ty)
+                };
+                self.at(e.span);
+                value(Some(self.const_val(Const::int(Scalar::ULong, n as i128))))
+            }
+            ExprKind::SizeofExpr(inner) => {
+                let t = self.sizeof_operand_type(inner)?;
+                let n = self.g.structs.size(&t);
+                self.at(e.span);
+                value(Some(self.const_val(Const::int(Scalar::ULong, n as i128))))
+            }
+            ExprKind::SizeofPack(name) => {
+                let Some(n) = self.pack_len(&name.name) else {
+                    self.error(
+                        format!("`{}` is not a parameter pack", name.name),
+                        name.span,
+                    );
+                    return None;
+                };
+                self.at(e.span);
+                value(Some(self.const_val(Const::int(Scalar::ULong, n as i128))))
+            }
+            _ => None,
+        }
+    }
+
+    #[inline(never)]
+    fn typed_init(
+        &mut self,
+        ty: &crate::ast::TypeExpr,
+        elems: &[Expr],
+        span: Span,
+    ) -> Option<Operand> {
+        let value = |v: Option<Val>| v.map(Operand::Value);
+
+        let d = self.resolve_type(ty)?;
+        let list = Expr {
+            kind: ExprKind::InitList(elems.to_vec()),
+            span,
+        };
+        match d.ty {
+            Ty::Scalar(_) | Ty::Vector { .. } => value(self.construct(&d.ty, elems, span)),
+            _ => value(self.init_value(&d.ty, &list)),
+        }
+    }
+
+    /// A name used as an expression.
+    #[inline(never)]
+    fn name_operand(&mut self, path: &Path, span: Span) -> Option<Operand> {
+        if path.is_plain() {
+            match path.last() {
+                "this" => {
+                    let p = self.this_place(span)?;
+                    return match p {
                         Place::Mem {
                             ty,
                             addr,
@@ -498,325 +349,172 @@ impl FnLowerer<'_, '_> {
                             space,
                             is_const,
                         } => {
-                            let elem = ty.elem_scalar().unwrap_or(Scalar::Float);
                             let a = self.mem_addr(addr, offset);
-                            let a =
-                                self.s
-                                    .val(Op::PtrAdd { scale: elem.size() }, Type::U64, &[a, iv]);
-                            Some(Place::Mem {
-                                ty: Ty::Scalar(elem),
-                                addr: a,
-                                offset: 0,
-                                space,
-                                is_const,
-                            })
+                            Some(Operand::Value(Val {
+                                ty: Ty::pointer(ty, space, is_const),
+                                parts: vec![a],
+                            }))
                         }
-                        other => Some(Place::DynComponent {
-                            base: Box::new(other),
-                            index: iv,
-                        }),
+                        _ => {
+                            self.error(
+                                "`this` as a pointer is only supported for objects in memory; use `*this` or `this->member`",
+                                span,
+                            );
+                            None
+                        }
                     };
                 }
-                other => {
-                    let t = self.show(&other);
-                    self.error(format!("cannot index a value of type `{t}`"), base.span);
+                "nullptr" => {
+                    self.error("`nullptr` is not supported yet", span);
                     return None;
                 }
+                _ => {}
             }
         }
-        let b = self.rvalue(base)?;
-        match &b.ty {
-            Ty::Pointer(_) => self.pointer_index(b, index, span),
-            other => {
-                let t = self.show(other);
+        let r = self.resolve_path(path, true)?;
+        self.operand_of(r, path, span)
+    }
+
+    /// The operand a resolved name denotes.
+    pub fn operand_of(&mut self, r: Resolved, path: &Path, span: Span) -> Option<Operand> {
+        let name = path.to_text();
+        match r {
+            Resolved::Local(Binding::Place(p)) => Some(Operand::Place {
+                place: p,
+                cached: None,
+            }),
+            Resolved::Local(Binding::Cached { place, value }) => Some(Operand::Place {
+                place,
+                cached: Some(value),
+            }),
+            Resolved::Local(Binding::This(p)) => Some(Operand::Place {
+                place: p,
+                cached: None,
+            }),
+            Resolved::Local(Binding::Const(c)) | Resolved::Const(c) => {
+                self.at(span);
+                Some(Operand::Value(self.const_val(c)))
+            }
+            Resolved::Local(Binding::Type(_)) | Resolved::Type(_) | Resolved::Enum(_) => {
                 self.error(
-                    format!("cannot index a value of type `{t}` here"),
-                    base.span,
+                    format!("`{name}` is a type; construct a value with `{name}(...)` or `{name}{{...}}`"),
+                    span,
                 );
                 None
             }
-        }
-    }
-
-    fn array_element(&mut self, bp: Place, elem: Ty, i: u32, stride: u32) -> Place {
-        match bp {
-            Place::Var {
-                slots, is_const, ..
-            } => {
-                let n = self.g.structs.leaf_count(&elem);
-                let start = i as usize * n;
-                Place::Var {
-                    ty: elem,
-                    slots: slots[start..start + n].to_vec(),
-                    is_const,
-                }
-            }
-            Place::Mem {
-                addr,
-                offset,
-                space,
-                is_const,
-                ..
-            } => Place::Mem {
-                ty: elem,
-                addr,
-                offset: offset + i * stride,
-                space,
-                is_const,
-            },
-            other => other,
-        }
-    }
-
-    fn pointer_index(&mut self, p: Val, index: &Expr, span: Span) -> Option<Place> {
-        let (iv, _) = self.index_value(index)?;
-        self.at(span);
-        let q = self.ptr_offset(p, iv, span)?;
-        self.deref(q, span)
-    }
-
-    /// `p + i` for a pointer value and an integer register.
-    fn ptr_offset(&mut self, p: Val, i: Value, span: Span) -> Option<Val> {
-        let Ty::Pointer(pt) = &p.ty else {
-            return None;
-        };
-        let size = self.g.structs.size(&pt.pointee);
-        if size == 0 {
-            self.error("arithmetic on a pointer to `void`", span);
-            return None;
-        }
-        let a = self
-            .s
-            .val(Op::PtrAdd { scale: size }, Type::U64, &[p.parts[0], i]);
-        Some(Val {
-            ty: p.ty.clone(),
-            parts: vec![a],
-        })
-    }
-
-    /// Lowers an expression for its value.
-    pub fn rvalue(&mut self, e: &Expr) -> Option<Val> {
-        match &e.kind {
-            ExprKind::IntLit {
-                value,
-                unsigned,
-                long,
-                non_decimal,
-            } => {
-                self.at(e.span);
-                Some(self.const_val(consteval::int_literal(
-                    *value,
-                    *unsigned,
-                    *long,
-                    *non_decimal,
-                )))
-            }
-            ExprKind::FloatLit { value, suffix } => {
-                self.at(e.span);
-                Some(self.const_val(consteval::float_literal(*value, *suffix)))
-            }
-            ExprKind::BoolLit(b) => {
-                self.at(e.span);
-                Some(self.const_val(Const::bool(*b)))
-            }
-            ExprKind::StringLit(_) => {
-                self.error("string literals are not values in MSL", e.span);
+            Resolved::Local(Binding::Pack(_)) | Resolved::Pack(_) => {
+                self.error(
+                    format!("the parameter pack `{name}` must be expanded with `...`"),
+                    span,
+                );
                 None
             }
-            ExprKind::Name { path, args } => {
-                if !args.is_empty() {
-                    self.error("template arguments are not supported here yet", e.span);
-                    return None;
-                }
-                let name = path.last();
-                match self.lookup(name).cloned() {
-                    Some(Binding::Cached { value, .. }) => Some(value),
-                    Some(Binding::Const(c)) => {
-                        self.at(e.span);
-                        Some(self.const_val(c))
-                    }
-                    Some(Binding::Place(p)) => self.load(&p, e.span),
-                    None => match self.g.values.get(name).cloned() {
-                        Some(GlobalValue::Const(c)) => {
-                            self.at(e.span);
-                            Some(self.const_val(c))
-                        }
-                        Some(GlobalValue::Data { .. }) => {
-                            let p = self.place(e)?;
-                            self.load(&p, e.span)
-                        }
-                        Some(GlobalValue::Poisoned) => None,
-                        None => {
-                            if let Some(c) = consteval::builtin_constant(name) {
-                                self.at(e.span);
-                                return Some(self.const_val(c));
-                            }
-                            if self.g.function(name).is_some() {
-                                self.error(
-                                    format!("`{name}` is a function; call it with `{name}(...)`"),
-                                    e.span,
-                                );
-                            } else {
-                                self.error(format!("unknown name `{name}`"), path.span);
-                            }
-                            None
-                        }
+            Resolved::Global(GlobalValue::Data { id, ty }) => {
+                self.at(span);
+                let addr = self.s.val(Op::DataAddr(id), Type::U64, &[]);
+                Some(Operand::Place {
+                    place: Place::Mem {
+                        ty,
+                        addr,
+                        offset: 0,
+                        space: Space::Constant,
+                        is_const: true,
                     },
-                }
+                    cached: None,
+                })
             }
-            ExprKind::Unary { op, operand } => self.unary(*op, operand, e.span),
-            ExprKind::Postfix { op, operand } => {
-                let p = self.place(operand)?;
-                let delta = if *op == PostfixOp::Inc { 1 } else { -1 };
-                self.inc_dec(&p, delta, false, e.span)
-            }
-            ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs, e.span),
-            ExprKind::Assign { op, lhs, rhs } => self.assign(*op, lhs, rhs, e.span),
-            ExprKind::Conditional { cond, then_, else_ } => {
-                self.conditional(cond, then_, else_, e.span)
-            }
-            ExprKind::Call { callee, args } => self.call(callee, args, e.span),
-            ExprKind::Member { base, name, arrow } => {
-                if *arrow || self.is_place_expr(base) {
-                    let p = self.place(e)?;
-                    return self.load(&p, e.span);
-                }
-                let b = self.rvalue(base)?;
-                self.member_value(b, &name.name, name.span)
-            }
-            ExprKind::Index { base, index } => {
-                if !self.is_place_expr(base) {
-                    let b = self.rvalue(base)?;
-                    if let Ty::Vector { len, .. } = b.ty {
-                        let elem = b.ty.elem_scalar()?;
-                        let (iv, s) = self.index_value(index)?;
-                        let iv = self.scalar_cvt(iv, s, Scalar::UInt);
-                        let _ = len;
-                        let v = self.dyn_pick(&b.parts, iv, elem);
-                        return Some(Val {
-                            ty: Ty::Scalar(elem),
-                            parts: vec![v],
-                        });
-                    }
-                    let p = self.pointer_index(b, index, e.span)?;
-                    return self.load(&p, e.span);
-                }
-                let p = self.place(e)?;
-                self.load(&p, e.span)
-            }
-            ExprKind::Cast { kind, ty, expr } => {
-                let target = self.resolve_type(ty)?;
-                if target.is_ref {
-                    self.error("casts to reference types are not supported", ty.span);
-                    return None;
-                }
-                let v = self.rvalue(expr)?;
-                self.at(e.span);
-                match kind {
-                    CastKind::AsType => self.as_type(v, &target.ty, e.span),
-                    _ => self.convert(v, &target.ty, true, e.span),
-                }
-            }
-            ExprKind::SizeofType(t) => {
-                let d = self.resolve_type(t)?;
-                let n = self.g.structs.size(&d.ty);
-                self.at(e.span);
-                Some(self.const_val(Const::int(Scalar::ULong, n as i128)))
-            }
-            ExprKind::AlignofType(t) => {
-                let d = self.resolve_type(t)?;
-                let n = self.g.structs.align(&d.ty);
-                self.at(e.span);
-                Some(self.const_val(Const::int(Scalar::ULong, n as i128)))
-            }
-            ExprKind::SizeofExpr(inner) => {
-                let ty = match &inner.kind {
-                    ExprKind::Name { path, .. } => match self.lookup(path.last()).cloned() {
-                        Some(Binding::Place(p) | Binding::Cached { place: p, .. }) => {
-                            Some(self.place_ty(&p))
-                        }
-                        Some(Binding::Const(c)) => Some(Ty::Scalar(c.ty)),
-                        None => None,
-                    },
-                    _ => None,
-                };
-                match ty {
-                    Some(t) => {
-                        let n = self.g.structs.size(&t);
-                        Some(self.const_val(Const::int(Scalar::ULong, n as i128)))
-                    }
+            Resolved::Global(GlobalValue::Spec { name, value, ty }) => {
+                let c = match value {
+                    Some(c) => c,
                     None => {
-                        self.error(
-                            "`sizeof` of an expression is only supported for variable names",
-                            e.span,
-                        );
-                        None
+                        if self.g.options.function_constants.is_some() {
+                            self.error(
+                                format!("function constant `{name}` has no value: set it in the launch spec's [constants] table"),
+                                span,
+                            );
+                            return None;
+                        }
+                        // `check` without a spec: any value type-checks the same.
+                        Const::int(ty, 0).cast(ty)
                     }
-                }
+                };
+                self.at(span);
+                Some(Operand::Value(self.const_val(c)))
             }
-            ExprKind::InitList(_) => {
-                self.error("an initializer list needs a known type here", e.span);
+            Resolved::Global(_) => None,
+            Resolved::Field(id, i) => {
+                let Some(this) = self.implicit_this() else {
+                    self.error(
+                        format!("the member `{name}` needs an object; it is only available inside a method"),
+                        span,
+                    );
+                    return None;
+                };
+                let this = match self.place_ty(&this) {
+                    Ty::Struct(have) if have != id => {
+                        self.base_place(this.clone(), have, id).unwrap_or(this)
+                    }
+                    _ => this,
+                };
+                Some(Operand::Place {
+                    place: self.field_place(this, id, i),
+                    cached: None,
+                })
+            }
+            Resolved::Overloads(_) | Resolved::Builtin { .. } => {
+                self.error(
+                    format!("`{name}` is a function; call it with `{name}(...)`"),
+                    span,
+                );
                 None
             }
-            ExprKind::TypedInitList { ty, elems } => {
-                let d = self.resolve_type(ty)?;
-                let list = Expr {
-                    kind: ExprKind::InitList(elems.clone()),
-                    span: e.span,
-                };
-                match d.ty {
-                    Ty::Scalar(_) | Ty::Vector { .. } => self.construct(&d.ty, elems, e.span),
-                    _ => self.init_value(&d.ty, &list),
-                }
+            Resolved::Namespace(_) => {
+                self.error(format!("`{name}` is a namespace, not a value"), span);
+                None
             }
-            ExprKind::Error => None,
-        }
-    }
-
-    fn member_value(&mut self, b: Val, name: &str, span: Span) -> Option<Val> {
-        match &b.ty {
-            Ty::Struct(id) => {
-                let info = self.g.structs.get(*id).clone();
-                let Some(fi) = info.fields.iter().position(|f| f.0 == name) else {
-                    self.error(format!("`{}` has no field `{name}`", info.name), span);
-                    return None;
-                };
-                let start: usize = info.fields[..fi]
-                    .iter()
-                    .map(|f| self.g.structs.leaf_count(&f.1))
-                    .sum();
-                let fty = info.fields[fi].1.clone();
-                let n = self.g.structs.leaf_count(&fty);
-                Some(Val {
-                    ty: fty,
-                    parts: b.parts[start..start + n].to_vec(),
-                })
-            }
-            Ty::Vector { len, elem, .. } => {
-                let Some(comps) = swizzle(name, *len) else {
-                    let t = self.show(&b.ty);
-                    self.error(format!("`{name}` is not a component of `{t}`"), span);
-                    return None;
-                };
-                Some(Val {
-                    ty: Ty::vector(*elem, comps.len() as u8),
-                    parts: comps.iter().map(|c| b.parts[*c as usize]).collect(),
-                })
-            }
-            other => {
-                let t = self.show(other);
-                self.error(format!("`{t}` has no members"), span);
+            Resolved::ClassTemplate(_) => {
+                self.error(format!("`{name}` is a template, not a value"), span);
                 None
             }
         }
     }
 
-    fn unary(&mut self, op: UnaryOp, operand: &Expr, span: Span) -> Option<Val> {
+    /// Whether a call's callee is a function without side effects (a pure builtin or a
+    /// type conversion), so the call can be evaluated speculatively.
+    fn pure_callee(&mut self, path: &Path) -> bool {
+        if path.is_plain() && crate::lower::types::builtin_type(path.last()).is_some() {
+            return true;
+        }
+        let mark = self.g.diags.len();
+        let r = self.resolve_path(path, false);
+        self.g.diags.truncate(mark);
+        match r {
+            Some(Resolved::Builtin { name, .. }) => is_pure_builtin(&name),
+            Some(Resolved::Type(t)) => matches!(t, Ty::Scalar(_) | Ty::Vector { .. }),
+            _ => false,
+        }
+    }
+
+    #[inline(never)]
+    fn unary(&mut self, op: UnaryOp, operand: &Expr, span: Span) -> Option<Operand> {
         match op {
             UnaryOp::Deref => {
-                let p = self.rvalue(operand)?;
+                if is_this(operand) {
+                    return self.this_place(operand.span).map(|place| Operand::Place {
+                        place,
+                        cached: None,
+                    });
+                }
+                let p = self.operand(operand)?;
+                if let Some(r) = self.user_unary("*", p.clone(), operand.span, span) {
+                    return r;
+                }
+                let p = self.load_operand(p, operand.span)?;
                 let place = self.deref(p, span)?;
-                self.load(&place, span)
+                Some(Operand::Place {
+                    place,
+                    cached: None,
+                })
             }
             UnaryOp::AddrOf => {
                 let p = self.place(operand)?;
@@ -830,10 +528,10 @@ impl FnLowerer<'_, '_> {
                     } => {
                         self.at(span);
                         let a = self.mem_addr(addr, offset);
-                        Some(Val {
+                        Some(Operand::Value(Val {
                             ty: Ty::pointer(ty, space, is_const),
                             parts: vec![a],
-                        })
+                        }))
                     }
                     _ => {
                         self.error(
@@ -845,12 +543,31 @@ impl FnLowerer<'_, '_> {
                 }
             }
             UnaryOp::PreInc | UnaryOp::PreDec => {
-                let p = self.place(operand)?;
+                let target = self.operand(operand)?;
+                let sym = if op == UnaryOp::PreInc { "++" } else { "--" };
+                if let Some(r) = self.user_unary(sym, target.clone(), operand.span, span) {
+                    return r;
+                }
+                let Operand::Place { place, .. } = target else {
+                    self.error("`++` and `--` need an object", operand.span);
+                    return None;
+                };
                 let d = if op == UnaryOp::PreInc { 1 } else { -1 };
-                self.inc_dec(&p, d, true, span)
+                self.inc_dec(&place, d, true, span).map(Operand::Value)
             }
             UnaryOp::Neg | UnaryOp::Plus | UnaryOp::Not | UnaryOp::BitNot => {
-                let v = self.rvalue(operand)?;
+                let o = self.operand(operand)?;
+                let sym = match op {
+                    UnaryOp::Neg => "-",
+                    UnaryOp::Plus => "+",
+                    UnaryOp::Not => "!",
+                    _ => "~",
+                };
+                if let Some(r) = self.user_unary(sym, o.clone(), operand.span, span) {
+                    return r;
+                }
+                let v = self.load_operand(o, operand.span)?;
+                let v = self.scalar_of_struct(v, span)?;
                 self.at(span);
                 let Some(elem) = v.ty.elem_scalar() else {
                     let t = self.show(&v.ty);
@@ -867,7 +584,7 @@ impl FnLowerer<'_, '_> {
                             .iter()
                             .map(|p| self.s.val(Op::Not, Type::Pred, &[*p]))
                             .collect();
-                        Some(Val { ty: b.ty, parts })
+                        Some(Operand::Value(Val { ty: b.ty, parts }))
                     }
                     _ => {
                         let to = if is_vec { elem } else { elem.promoted() };
@@ -877,7 +594,7 @@ impl FnLowerer<'_, '_> {
                         }
                         let v = self.convert(v.clone(), &v.ty.with_elem(to), true, span)?;
                         if op == UnaryOp::Plus {
-                            return Some(v);
+                            return Some(Operand::Value(v));
                         }
                         let o = if op == UnaryOp::Neg { Op::Neg } else { Op::Not };
                         let parts = v
@@ -885,9 +602,35 @@ impl FnLowerer<'_, '_> {
                             .iter()
                             .map(|p| self.s.val(o, to.isa(), &[*p]))
                             .collect();
-                        Some(Val { ty: v.ty, parts })
+                        Some(Operand::Value(Val { ty: v.ty, parts }))
                     }
                 }
+            }
+        }
+    }
+
+    /// A unary operator of a struct operand: its `operator<sym>`. `None` when the operand
+    /// is not a struct (the builtin operator applies).
+    fn user_unary(
+        &mut self,
+        sym: &str,
+        o: Operand,
+        ospan: Span,
+        span: Span,
+    ) -> Option<Option<Operand>> {
+        let ty = match &o {
+            Operand::Value(v) => v.ty.clone(),
+            Operand::Place { place, .. } => self.place_ty(place),
+        };
+        if !matches!(ty, Ty::Struct(_)) {
+            return None;
+        }
+        match self.user_operator(sym, vec![(o, ospan)], span) {
+            Some(r) => Some(r),
+            None => {
+                let t = self.show(&ty);
+                self.error(format!("`{t}` has no `operator{sym}`"), span);
+                Some(None)
             }
         }
     }
@@ -942,7 +685,14 @@ impl FnLowerer<'_, '_> {
 
     fn binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr, span: Span) -> Option<Val> {
         match op {
-            BinaryOp::LogAnd | BinaryOp::LogOr => return self.logical(op, lhs, rhs, span),
+            BinaryOp::LogAnd | BinaryOp::LogOr => {
+                if self.struct_operand(lhs) {
+                    let a = self.operand(lhs)?;
+                    let b = self.operand(rhs)?;
+                    return self.binop_operands(op, a, lhs.span, b, rhs.span, span);
+                }
+                return self.logical(op, lhs, rhs, span);
+            }
             BinaryOp::Comma => {
                 self.rvalue(lhs)?;
                 return self.rvalue(rhs);
@@ -954,15 +704,83 @@ impl FnLowerer<'_, '_> {
             }
             _ => {}
         }
-        let a = self.rvalue(lhs)?;
-        let b = self.rvalue(rhs)?;
+        let a = self.operand(lhs)?;
+        let b = self.operand(rhs)?;
+        self.binop_operands(op, a, lhs.span, b, rhs.span, span)
+    }
+
+    /// A binary operator on lowered operands: a struct's `operator<op>` when an operand is
+    /// a struct, the builtin operator otherwise.
+    #[inline(never)]
+    pub fn binop_operands(
+        &mut self,
+        op: BinaryOp,
+        a: Operand,
+        aspan: Span,
+        b: Operand,
+        bspan: Span,
+        span: Span,
+    ) -> Option<Val> {
+        let sym = binary_symbol(op);
+        let (a, b) = (self.decay(a), self.decay(b));
+        if let Some(r) = self.user_operator(sym, vec![(a.clone(), aspan), (b.clone(), bspan)], span)
+        {
+            let r = r?;
+            return self.load_operand(r, span);
+        }
+        let a = self.load_operand(a, aspan)?;
+        let b = self.load_operand(b, bspan)?;
+        let a = self.scalar_of_struct(a, aspan)?;
+        let b = self.scalar_of_struct(b, bspan)?;
         self.at(span);
         self.arith(op, a, b, span)
+    }
+
+    /// Whether an expression is (likely) of struct type, for choosing how to lower `&&`
+    /// and `||` (a struct's operators evaluate both sides).
+    fn struct_operand(&mut self, e: &Expr) -> bool {
+        let mark = self.g.diags.len();
+        let r = self.type_of_expr(e);
+        self.g.diags.truncate(mark);
+        matches!(r, Some(Ty::Struct(_)))
+    }
+
+    /// A struct value used where a scalar or vector is needed: through its conversion
+    /// function when it has exactly one target; other values unchanged.
+    pub fn scalar_of_struct(&mut self, v: Val, span: Span) -> Option<Val> {
+        let Ty::Struct(id) = v.ty else {
+            return Some(v);
+        };
+        let Some(crate::lower::names::Hit::Decls(ds)) =
+            self.g.class_member(id, "operator conversion")
+        else {
+            return Some(v);
+        };
+        let targets: Vec<Ty> = ds
+            .iter()
+            .filter_map(|(d, env)| {
+                let crate::lower::names::DeclKind::Function(f) = self.g.decl(*d).kind else {
+                    return None;
+                };
+                let mark = self.g.diags.len();
+                let t = self.in_env(env.clone(), |me| me.resolve_type(&f.ret));
+                self.g.diags.truncate(mark);
+                t.map(|t| t.ty)
+            })
+            .collect();
+        match targets.as_slice() {
+            [t] => {
+                let t = t.clone();
+                self.call_conversion(v, &t, span)
+            }
+            _ => Some(v),
+        }
     }
 
     /// Contracts `a * b + c`, `c + a * b`, `a * b - c` and `c - a * b` on floats into an FMA,
     /// as Metal's default fast-math does. `acc` supplies `c` already lowered (for `c += a * b`).
     /// Returns `None` when the pattern does not apply (nothing was emitted then).
+    #[inline(never)]
     pub fn try_contract(
         &mut self,
         op: BinaryOp,
@@ -997,6 +815,29 @@ impl FnLowerer<'_, '_> {
             return Some(None);
         };
         self.at(span);
+        if [&a, &b, &c].iter().any(|v| matches!(v.ty, Ty::Struct(_))) {
+            // A struct's operators: no contraction.
+            let p = self.binop_operands(
+                BinaryOp::Mul,
+                Operand::Value(a),
+                mul.0.span,
+                Operand::Value(b),
+                mul.1.span,
+                span,
+            );
+            let Some(p) = p else {
+                return Some(None);
+            };
+            let (x, y) = if mul_on_left { (p, c) } else { (c, p) };
+            return Some(self.binop_operands(
+                op,
+                Operand::Value(x),
+                span,
+                Operand::Value(y),
+                span,
+                span,
+            ));
+        }
         let prod_ty = self.arith_type(BinaryOp::Mul, &a.ty, &b.ty, span);
         let is_float = prod_ty
             .as_ref()
@@ -1077,6 +918,7 @@ impl FnLowerer<'_, '_> {
     }
 
     /// Emits a binary operator on two lowered values.
+    #[inline(never)]
     pub fn arith(&mut self, op: BinaryOp, a: Val, b: Val, span: Span) -> Option<Val> {
         use BinaryOp::*;
         // Pointer arithmetic and comparison.
@@ -1182,11 +1024,25 @@ impl FnLowerer<'_, '_> {
             Lt | Le | Gt | Ge | Eq | Ne => Op::Cmp(cmp_cond(op)),
             LogAnd | LogOr | Comma => return None,
         };
+        // Constant operands fold (so `mem_flags::a | mem_flags::b` stays a constant).
         let parts: Vec<Value> = a
             .parts
             .iter()
             .zip(&b.parts)
-            .map(|(x, y)| self.s.val(o, t, &[*x, *y]))
+            .map(|(x, y)| {
+                if let (Some(bx), Some(by)) = (self.s.const_bits(*x), self.s.const_bits(*y))
+                    && !elem.is_float()
+                    && let Some(c) = consteval::binary(
+                        op,
+                        Const::from_bits(elem, bx),
+                        Const::from_bits(elem, by),
+                    )
+                {
+                    let c = if is_cmp { c } else { c.cast(elem) };
+                    return self.constant(c);
+                }
+                self.s.val(o, t, &[*x, *y])
+            })
             .collect();
         let rty = if is_cmp {
             ty.with_elem(Scalar::Bool)
@@ -1198,7 +1054,7 @@ impl FnLowerer<'_, '_> {
 
     /// Whether evaluating an expression on lanes that would not evaluate it is harmless (no
     /// memory access, no effect), so `?:` and `&&` can compute both sides and select.
-    pub fn speculatable(&self, e: &Expr) -> bool {
+    pub fn speculatable(&mut self, e: &Expr) -> bool {
         match &e.kind {
             ExprKind::IntLit { .. } | ExprKind::FloatLit { .. } | ExprKind::BoolLit(_) => true,
             ExprKind::Name { .. } => true,
@@ -1218,15 +1074,15 @@ impl FnLowerer<'_, '_> {
             ExprKind::Member { base, arrow, .. } => !arrow && self.speculatable(base),
             ExprKind::Call { callee, args } => {
                 let pure = match &callee.kind {
-                    ExprKind::Name { path, .. } => {
-                        let n = path.last();
-                        self.g.function(n).is_none() && is_pure_builtin(n)
-                    }
+                    ExprKind::Name(path) => self.pure_callee(path),
                     _ => false,
                 };
                 pure && args.iter().all(|a| self.speculatable(a))
             }
-            ExprKind::SizeofType(_) | ExprKind::AlignofType(_) | ExprKind::SizeofExpr(_) => true,
+            ExprKind::SizeofType(_)
+            | ExprKind::AlignofType(_)
+            | ExprKind::SizeofExpr(_)
+            | ExprKind::SizeofPack(_) => true,
             _ => false,
         }
     }
@@ -1304,6 +1160,7 @@ impl FnLowerer<'_, '_> {
         }
     }
 
+    #[inline(never)]
     fn conditional(&mut self, cond: &Expr, then_: &Expr, else_: &Expr, span: Span) -> Option<Val> {
         let c = self.rvalue(cond)?;
         let c = self.condition(c, cond.span)?;
@@ -1354,9 +1211,51 @@ impl FnLowerer<'_, '_> {
         Some(Val { ty, parts })
     }
 
-    fn assign(&mut self, op: Option<BinaryOp>, lhs: &Expr, rhs: &Expr, span: Span) -> Option<Val> {
-        let p = self.place(lhs)?;
+    #[inline(never)]
+    fn assign(
+        &mut self,
+        op: Option<BinaryOp>,
+        lhs: &Expr,
+        rhs: &Expr,
+        span: Span,
+    ) -> Option<Operand> {
+        let target = self.operand(lhs)?;
+        let Operand::Place { place: p, .. } = target.clone() else {
+            self.error(
+                "this expression is not an object that can be assigned",
+                lhs.span,
+            );
+            return None;
+        };
         let pty = self.place_ty(&p);
+        if let Ty::Struct(id) = pty {
+            let sym = match op {
+                None => "=".to_string(),
+                Some(o) => format!("{}=", binary_symbol(o)),
+            };
+            let has_op = matches!(
+                self.g.class_member(id, &format!("operator{sym}")),
+                Some(crate::lower::names::Hit::Decls(_))
+            ) || op.is_some();
+            if has_op {
+                let r = match &rhs.kind {
+                    ExprKind::InitList(_) => {
+                        let v = self.init_value(&pty, rhs)?;
+                        Operand::Value(v)
+                    }
+                    _ => self.operand(rhs)?,
+                };
+                return match self.user_operator(&sym, vec![(target, lhs.span), (r, rhs.span)], span)
+                {
+                    Some(r) => r,
+                    None => {
+                        let t = self.show(&pty);
+                        self.error(format!("`{t}` has no `operator{sym}`"), span);
+                        None
+                    }
+                };
+            }
+        }
         let v = match op {
             None => self.init_value(&pty, rhs)?,
             Some(o) => {
@@ -1374,6 +1273,7 @@ impl FnLowerer<'_, '_> {
                     }
                     _ => {
                         let r = self.rvalue(rhs)?;
+                        let r = self.scalar_of_struct(r, rhs.span)?;
                         self.at(span);
                         self.arith(o, cur, r, span)?
                     }
@@ -1384,303 +1284,35 @@ impl FnLowerer<'_, '_> {
         };
         self.at(span);
         self.store(&p, &v, span)?;
-        Some(v)
-    }
-
-    /// The value of an initializer (`= expr` or `= {...}`) for a target type.
-    pub fn init_value(&mut self, ty: &Ty, e: &Expr) -> Option<Val> {
-        let ExprKind::InitList(items) = &e.kind else {
-            let v = self.rvalue(e)?;
-            self.at(e.span);
-            return self.convert(v, ty, false, e.span);
-        };
-        match ty {
-            Ty::Scalar(_) => match items.as_slice() {
-                [] => Some(self.zero(ty)),
-                [x] => self.init_value(ty, x),
-                _ => {
-                    self.error("too many initializers for a scalar", e.span);
-                    None
-                }
-            },
-            Ty::Vector { .. } => {
-                if items.is_empty() {
-                    return Some(self.zero(ty));
-                }
-                self.construct(ty, items, e.span)
-            }
-            Ty::Array(elem, n) => {
-                if items.len() > *n as usize {
-                    self.error(
-                        format!("too many initializers: the array has {n} elements"),
-                        e.span,
-                    );
-                    return None;
-                }
-                let mut parts = Vec::new();
-                for i in 0..*n as usize {
-                    let v = match items.get(i) {
-                        Some(item) => self.init_value(elem, item)?,
-                        None => self.zero(elem),
-                    };
-                    parts.extend(v.parts);
-                }
-                Some(Val {
-                    ty: ty.clone(),
-                    parts,
-                })
-            }
-            Ty::Struct(id) => {
-                let fields = self.g.structs.get(*id).fields.clone();
-                if items.len() > fields.len() {
-                    self.error(
-                        format!(
-                            "too many initializers: `{}` has {} fields",
-                            self.show(ty),
-                            fields.len()
-                        ),
-                        e.span,
-                    );
-                    return None;
-                }
-                let mut parts = Vec::new();
-                for (i, (_, fty, _)) in fields.iter().enumerate() {
-                    let v = match items.get(i) {
-                        Some(item) => self.init_value(fty, item)?,
-                        None => self.zero(fty),
-                    };
-                    parts.extend(v.parts);
-                }
-                Some(Val {
-                    ty: ty.clone(),
-                    parts,
-                })
-            }
-            _ => {
-                let t = self.show(ty);
-                self.error(
-                    format!("cannot initialize `{t}` with an initializer list"),
-                    e.span,
-                );
-                None
-            }
-        }
-    }
-
-    /// A vector or scalar constructor `float4(a, b)`, `float(x)`, `uint2(v)`.
-    pub fn construct(&mut self, ty: &Ty, args: &[Expr], span: Span) -> Option<Val> {
-        let mut vals = Vec::new();
-        for a in args {
-            vals.push(self.rvalue(a)?);
-        }
-        self.at(span);
-        match ty {
-            Ty::Scalar(_) => match vals.len() {
-                0 => Some(self.zero(ty)),
-                1 => {
-                    let v = vals.pop()?;
-                    if !matches!(v.ty, Ty::Scalar(_) | Ty::Pointer(_)) {
-                        let (a, b) = (self.show(&v.ty), self.show(ty));
-                        self.error(format!("cannot convert `{a}` to `{b}`"), span);
-                        return None;
-                    }
-                    self.convert(v, ty, true, span)
-                }
-                _ => {
-                    self.error("a scalar constructor takes one argument", span);
-                    None
-                }
-            },
-            Ty::Vector { elem, len, .. } => {
-                if vals.is_empty() {
-                    return Some(self.zero(ty));
-                }
-                if vals.len() == 1 {
-                    let v = vals.pop()?;
-                    return match v.ty {
-                        Ty::Scalar(_) | Ty::Vector { .. } => self.convert(v, ty, true, span),
-                        _ => {
-                            let (a, b) = (self.show(&v.ty), self.show(ty));
-                            self.error(format!("cannot convert `{a}` to `{b}`"), span);
-                            None
-                        }
-                    };
-                }
-                let mut parts = Vec::new();
-                for v in vals {
-                    let Some(s) = v.ty.elem_scalar() else {
-                        let t = self.show(&v.ty);
-                        self.error(format!("a vector constructor cannot take a `{t}`"), span);
-                        return None;
-                    };
-                    for p in v.parts {
-                        parts.push(self.scalar_cvt(p, s, *elem));
-                    }
-                }
-                if parts.len() != *len as usize {
-                    let t = self.show(ty);
-                    self.error(
-                        format!(
-                            "`{t}` needs {len} components, the arguments give {}",
-                            parts.len()
-                        ),
-                        span,
-                    );
-                    return None;
-                }
-                Some(Val {
-                    ty: Ty::vector(*elem, *len),
-                    parts,
-                })
-            }
-            _ => {
-                let t = self.show(ty);
-                self.error(
-                    format!("`{t}` cannot be constructed with parentheses; use `{t}{{...}}`"),
-                    span,
-                );
-                None
-            }
-        }
-    }
-
-    /// `as_type<T>(v)`: reinterpret the bits of a value as another type of the same size.
-    fn as_type(&mut self, v: Val, to: &Ty, span: Span) -> Option<Val> {
-        let from_leaves = self.g.structs.leaves(&v.ty);
-        let to_leaves = self.g.structs.leaves(to);
-        let bits = |l: &[(Type, u32)]| l.iter().map(|(t, _)| t.bits()).sum::<u32>();
-        let scalarish = |t: &Ty| matches!(t, Ty::Scalar(_) | Ty::Vector { .. });
-        if !scalarish(&v.ty) || !scalarish(to) || bits(&from_leaves) != bits(&to_leaves) {
-            let (a, b) = (self.show(&v.ty), self.show(to));
-            self.error(
-                format!("as_type cannot reinterpret `{a}` as `{b}` (sizes differ)"),
-                span,
-            );
-            return None;
-        }
-        // Concatenate the source bits into 32/64-bit words, then cut the target leaves out.
-        let fw = from_leaves[0].0.bits();
-        let tw = to_leaves[0].0.bits();
-        if fw == tw {
-            let parts = v
-                .parts
-                .iter()
-                .zip(&to_leaves)
-                .map(|(p, (t, _))| {
-                    if from_leaves[0].0 == *t {
-                        *p
-                    } else {
-                        self.s.val(
-                            Op::Bitcast {
-                                from: from_leaves[0].0,
-                            },
-                            *t,
-                            &[*p],
-                        )
-                    }
-                })
-                .collect();
-            return Some(Val {
-                ty: to.clone(),
-                parts,
-            });
-        }
-        let uint_of = |w: u32| match w {
-            8 => Type::U8,
-            16 => Type::U16,
-            32 => Type::U32,
-            _ => Type::U64,
-        };
-        let as_uint = |me: &mut Self, p: Value, t: Type| -> Value {
-            let u = uint_of(t.bits());
-            if t == u {
-                p
-            } else {
-                me.s.val(Op::Bitcast { from: t }, u, &[p])
-            }
-        };
-        let mut out = Vec::new();
-        if fw < tw {
-            // Pack several narrow leaves into each wide one, low bits first.
-            let per = (tw / fw) as usize;
-            let wide = uint_of(tw);
-            for chunk in v.parts.chunks(per) {
-                let mut acc: Option<Value> = None;
-                for (k, p) in chunk.iter().enumerate() {
-                    let u = as_uint(self, *p, from_leaves[0].0);
-                    let w = self.s.val(
-                        Op::Cvt {
-                            from: uint_of(fw),
-                            sat: false,
-                        },
-                        wide,
-                        &[u],
-                    );
-                    let w = if k == 0 {
-                        w
-                    } else {
-                        let sh =
-                            self.constant(Const::int(uint_scalar(tw), (k as u32 * fw) as i128));
-                        self.s.val(Op::Shl, wide, &[w, sh])
-                    };
-                    acc = Some(match acc {
-                        None => w,
-                        Some(a) => self.s.val(Op::Or, wide, &[a, w]),
-                    });
-                }
-                let a = acc?;
-                let t = to_leaves[0].0;
-                out.push(if t == wide {
-                    a
-                } else {
-                    self.s.val(Op::Bitcast { from: wide }, t, &[a])
-                });
-            }
-        } else {
-            // Split each wide leaf into several narrow ones.
-            let per = fw / tw;
-            let wide = uint_of(fw);
-            let narrow = uint_of(tw);
-            for p in &v.parts {
-                let u = as_uint(self, *p, from_leaves[0].0);
-                for k in 0..per {
-                    let w = if k == 0 {
-                        u
-                    } else {
-                        let sh = self.constant(Const::int(uint_scalar(fw), (k * tw) as i128));
-                        self.s.val(Op::Shr, wide, &[u, sh])
-                    };
-                    let n = self.s.val(
-                        Op::Cvt {
-                            from: wide,
-                            sat: false,
-                        },
-                        narrow,
-                        &[w],
-                    );
-                    let t = to_leaves[0].0;
-                    out.push(if t == narrow {
-                        n
-                    } else {
-                        self.s.val(Op::Bitcast { from: narrow }, t, &[n])
-                    });
-                }
-            }
-        }
-        Some(Val {
-            ty: to.clone(),
-            parts: out,
+        Some(Operand::Place {
+            place: p,
+            cached: Some(v),
         })
     }
 }
 
-/// The unsigned scalar type of a width in bits.
-fn uint_scalar(bits: u32) -> Scalar {
-    match bits {
-        8 => Scalar::UChar,
-        16 => Scalar::UShort,
-        32 => Scalar::UInt,
-        _ => Scalar::ULong,
+/// The spelling of a binary operator (for `operator+` lookup).
+pub fn binary_symbol(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Mul => "*",
+        BinaryOp::Div => "/",
+        BinaryOp::Rem => "%",
+        BinaryOp::Add => "+",
+        BinaryOp::Sub => "-",
+        BinaryOp::Shl => "<<",
+        BinaryOp::Shr => ">>",
+        BinaryOp::Lt => "<",
+        BinaryOp::Le => "<=",
+        BinaryOp::Gt => ">",
+        BinaryOp::Ge => ">=",
+        BinaryOp::Eq => "==",
+        BinaryOp::Ne => "!=",
+        BinaryOp::BitAnd => "&",
+        BinaryOp::BitXor => "^",
+        BinaryOp::BitOr => "|",
+        BinaryOp::LogAnd => "&&",
+        BinaryOp::LogOr => "||",
+        BinaryOp::Comma => ",",
     }
 }
 
@@ -1692,19 +1324,6 @@ fn cmp_cond(op: BinaryOp) -> CmpCond {
         BinaryOp::Ge => CmpCond::Ge,
         BinaryOp::Eq => CmpCond::Eq,
         _ => CmpCond::Ne,
-    }
-}
-
-fn contains_atomic(ty: &Ty, structs: &crate::lower::types::Structs) -> bool {
-    match ty {
-        Ty::Atomic(_) => true,
-        Ty::Array(e, _) => contains_atomic(e, structs),
-        Ty::Struct(id) => structs
-            .get(*id)
-            .fields
-            .iter()
-            .any(|f| contains_atomic(&f.1, structs)),
-        _ => false,
     }
 }
 

@@ -1,19 +1,34 @@
-//! Kernels: the signature (buffer and threadgroup bindings, thread-position attributes)
-//! and the driver that lowers one kernel's body into an ISA function.
+//! Kernels: where they come from (kernel functions, explicit instantiations of kernel
+//! templates, and the template the launch spec instantiates), their signature (buffer and
+//! threadgroup bindings, explicit or implicit, and thread-position attributes), and the
+//! driver that lowers one kernel's body into an ISA function. Also the check of
+//! declarations no kernel used.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use metalsim_isa::{
     Function, KernelParam, Op, ParamKind, Space, SpecialReg, Type, verify_function,
 };
 
+use crate::SpecValue;
 use crate::ast::{self, ExprKind};
-use crate::lower::consteval;
-use crate::lower::ssa::SsaBuilder;
-use crate::lower::stmt::addr_taken_names;
+use crate::lower::call::Arg;
+use crate::lower::names::{DeclId, DeclKind, Env, Hit, NsId};
+use crate::lower::resolve::Resolved;
+use crate::lower::templates::{TArg, param_name};
 use crate::lower::types::{Scalar, Ty};
-use crate::lower::{Binding, FnLowerer, Globals, Place, Val};
+use crate::lower::{Binding, FnLowerer, Globals, KernelSource, Operand, Place, Val};
 use crate::source::Span;
+
+/// A kernel to lower: its definition, the scope it is lowered in (template parameters
+/// bound), its host name and where it was asked for.
+struct KernelJob<'a> {
+    decl: DeclId,
+    def: &'a ast::FunctionDef,
+    env: Env,
+    host_name: String,
+    span: Span,
+}
 
 /// The special registers of a thread-position attribute, one per component, or `None` if
 /// the attribute is not one.
@@ -68,30 +83,9 @@ fn position_attribute(name: &str) -> Option<&'static [SpecialReg]> {
     })
 }
 
-/// The integer argument of a binding attribute (`buffer(3)`).
-fn binding_index(g: &mut Globals, a: &ast::Attribute) -> Option<u32> {
-    let lookup = |n: &str| match g.values.get(n) {
-        Some(crate::lower::GlobalValue::Const(c)) => Some(*c),
-        _ => None,
-    };
-    let v = match a.args.as_slice() {
-        [e] => consteval::eval(e, &lookup),
-        _ => None,
-    };
-    match v {
-        Some(c) if !c.ty.is_float() && (0..=30).contains(&c.as_i128()) => Some(c.as_i128() as u32),
-        _ => {
-            let n = &a.name.name;
-            g.error(format!("`[[{n}(n)]]` needs an index from 0 to 30"), a.span);
-            None
-        }
-    }
-}
-
-/// Lowers one kernel to an ISA function; `None` after reporting errors.
-pub fn lower_kernel(g: &mut Globals<'_>, def: &ast::FunctionDef) -> Option<Function> {
-    let host_name = def
-        .attrs
+/// The `[[host_name("...")]]` among attributes.
+fn host_name(attrs: &[ast::Attribute]) -> Option<String> {
+    attrs
         .iter()
         .find(|a| a.name.name == "host_name")
         .and_then(|a| match a.args.as_slice() {
@@ -103,56 +97,255 @@ pub fn lower_kernel(g: &mut Globals<'_>, def: &ast::FunctionDef) -> Option<Funct
             ] => Some(s.clone()),
             _ => None,
         })
-        .unwrap_or_else(|| def.name.name.clone());
+}
+
+/// Lowers every kernel of the program.
+pub fn lower_kernels(g: &mut Globals<'_>) -> Vec<Function> {
+    let jobs = kernel_jobs(g);
+    let mut functions: Vec<Function> = Vec::new();
+    for job in jobs {
+        let span = job.span;
+        if let Some(f) = lower_kernel(g, job) {
+            if functions.iter().any(|o| o.name == f.name) {
+                g.error(format!("two kernels are named `{}`", f.name), span);
+            } else {
+                functions.push(f);
+            }
+        }
+    }
+    functions
+}
+
+/// The kernels to lower, in source order, then the one the specialization asks for.
+fn kernel_jobs<'a>(g: &mut Globals<'a>) -> Vec<KernelJob<'a>> {
+    let mut jobs = Vec::new();
+    for src in g.kernel_sources.clone() {
+        match src {
+            KernelSource::Plain(decl) => {
+                let d = g.decl(decl).clone();
+                let DeclKind::Function(def) = d.kind else {
+                    continue;
+                };
+                jobs.push(KernelJob {
+                    decl,
+                    def,
+                    env: d.home.clone().unwrap_or_else(|| g.ns_env(NsId(0))),
+                    host_name: host_name(&def.attrs).unwrap_or_else(|| def.name.name.clone()),
+                    span: def.name.span,
+                });
+            }
+            KernelSource::Instantiation(inst, env) => {
+                if let Some(job) = instantiation_job(g, inst, env) {
+                    jobs.push(job);
+                }
+            }
+        }
+    }
+    if let Some((name, args)) = g.options.kernel_template.clone()
+        && (!args.is_empty() || !jobs.iter().any(|j: &KernelJob<'_>| j.host_name == name))
+        && let Some(job) = spec_template_job(g, &name, &args)
+    {
+        jobs.push(job);
+    }
+    jobs
+}
+
+/// `template [[host_name("k_f32")]] [[kernel]] decltype(k<float>) k<float>;`
+fn instantiation_job<'a>(
+    g: &mut Globals<'a>,
+    inst: &'a ast::Instantiation,
+    env: Env,
+) -> Option<KernelJob<'a>> {
+    let mut l = g.scratch(env.clone());
+    let span = inst.name.span;
+    let Resolved::Overloads(cands) = l.resolve_path(&inst.name, true)? else {
+        l.error(
+            format!("`{}` is not a function template", inst.name.to_text()),
+            span,
+        );
+        return None;
+    };
+    let templates: Vec<_> = cands
+        .into_iter()
+        .filter(|c| l.g.decl(c.decl).tparams.is_some_and(|p| !p.is_empty()))
+        .collect();
+    let explicit = templates.first()?.targs.clone().unwrap_or_default();
+    // With the parameter list written out, it picks the overload; otherwise the
+    // template arguments do.
+    let mut chosen = None;
+    for c in &templates {
+        let d = l.g.decl(c.decl).clone();
+        let DeclKind::Function(def) = d.kind else {
+            continue;
+        };
+        let home = d.home.clone().unwrap_or_else(|| env.clone());
+        let mark = l.g.diags.len();
+        let binds = l.bind_template(
+            d.tparams.unwrap_or(&[]),
+            &explicit,
+            &Default::default(),
+            &home,
+            &d.name,
+            span,
+        );
+        l.g.diags.truncate(mark);
+        let Some(binds) = binds else { continue };
+        let fenv = home.params(binds);
+        if let Some(params) = &inst.params {
+            if params.len() != def.params.len() {
+                continue;
+            }
+            let mark = l.g.diags.len();
+            let same = params.iter().zip(&def.params).all(|(a, b)| {
+                let ta = l.resolve_type(&a.ty).map(|d| d.ty);
+                let tb = l
+                    .in_env(fenv.clone(), |me| me.resolve_type(&b.ty))
+                    .map(|d| d.ty);
+                ta.is_some() && ta == tb
+            });
+            l.g.diags.truncate(mark);
+            if !same {
+                continue;
+            }
+        }
+        chosen = Some((c.decl, def, fenv));
+        break;
+    }
+    let Some((decl, def, fenv)) = chosen else {
+        l.error(
+            format!(
+                "no kernel template `{}` matches this explicit instantiation",
+                inst.name.to_text()
+            ),
+            span,
+        );
+        return None;
+    };
+    let is_kernel = def.specifiers.kernel
+        || inst.specifiers.kernel
+        || def.attrs.iter().any(|a| a.name.name == "kernel");
+    if !is_kernel {
+        // An explicit instantiation of a helper template compiles it; nothing to run.
+        return None;
+    }
+    let name = host_name(&inst.attrs).unwrap_or_else(|| {
+        let args = match &*fenv.0 {
+            crate::lower::names::EnvNode::Params { binds, .. } => {
+                binds.iter().map(|(_, a)| a.clone()).collect::<Vec<_>>()
+            }
+            _ => Vec::new(),
+        };
+        l.show_specialization(&def.name.name, &args)
+    });
+    Some(KernelJob {
+        decl,
+        def,
+        env: fenv,
+        host_name: name,
+        span,
+    })
+}
+
+/// The kernel template the specialization names, instantiated with its arguments.
+fn spec_template_job<'a>(
+    g: &mut Globals<'a>,
+    name: &str,
+    args: &[(String, SpecValue)],
+) -> Option<KernelJob<'a>> {
+    let global = g.ns_env(NsId(0));
+    let Some(Hit::Decls(ds)) = g.lookup(&global, name) else {
+        return None;
+    };
+    let found = ds.into_iter().find_map(|(id, env)| {
+        let d = g.decl(id);
+        match d.kind {
+            DeclKind::Function(f)
+                if (f.specifiers.kernel || f.attrs.iter().any(|a| a.name.name == "kernel")) =>
+            {
+                Some((id, f, d.tparams, d.home.clone().unwrap_or(env)))
+            }
+            _ => None,
+        }
+    });
+    let (decl, def, tparams, home) = found?;
+    let mut l = g.scratch(home.clone());
+    let span = def.name.span;
+    let Some(tparams) = tparams.filter(|p| !p.is_empty()) else {
+        if !args.is_empty() {
+            l.error(
+                format!("the launch spec gives template arguments, but kernel `{name}` is not a template"),
+                span,
+            );
+        }
+        return None;
+    };
+    let mut deduced = HashMap::new();
+    for (i, p) in tparams.iter().enumerate() {
+        let pname = param_name(p, i);
+        let Some((_, v)) = args.iter().find(|(k, _)| *k == pname) else {
+            continue;
+        };
+        let arg = match v {
+            SpecValue::Type(t) => {
+                let path = ast::Path::simple(t, span);
+                let mark = l.g.diags.len();
+                match l.resolve_path(&path, false) {
+                    Some(Resolved::Type(ty)) => TArg::Type(ty),
+                    Some(Resolved::Enum(e)) => TArg::Type(l.enum_type(e)),
+                    _ => {
+                        l.g.diags.truncate(mark);
+                        l.error(
+                            format!("the launch spec's template argument `{pname} = \"{t}\"` is not a type name"),
+                            span,
+                        );
+                        return None;
+                    }
+                }
+            }
+            other => match l.spec_value(other, Scalar::Long) {
+                Some(c) => TArg::Value(c),
+                None => return None,
+            },
+        };
+        deduced.insert(pname, arg);
+    }
+    for (k, _) in args {
+        if !tparams
+            .iter()
+            .enumerate()
+            .any(|(i, p)| param_name(p, i) == *k)
+        {
+            l.error(
+                format!("kernel `{name}` has no template parameter `{k}` (the launch spec's `template` table names it)"),
+                span,
+            );
+            return None;
+        }
+    }
+    let binds = l.bind_template(tparams, &[], &deduced, &home, name, span)?;
+    Some(KernelJob {
+        decl,
+        def,
+        env: home.params(binds),
+        host_name: name.to_string(),
+        span,
+    })
+}
+
+/// Lowers one kernel to an ISA function; `None` after reporting errors.
+fn lower_kernel(g: &mut Globals<'_>, job: KernelJob<'_>) -> Option<Function> {
+    let def = job.def;
     let errors_before = g.diags.iter().filter(|d| d.is_error()).count();
     let body = def.body.as_ref()?;
-    let mut addr_taken = HashSet::new();
-    addr_taken_names(&body.stmts, &mut addr_taken);
-    let helper_bodies: Vec<_> = g
-        .functions
-        .values()
-        .flatten()
-        .filter_map(|f| f.body.as_ref())
-        .collect();
-    for b in helper_bodies {
-        addr_taken_names(&b.stmts, &mut addr_taken);
-    }
-    let mut l = FnLowerer {
-        g,
-        s: SsaBuilder::new(&host_name),
-        scopes: vec![HashMap::new()],
-        loops: Vec::new(),
-        inlines: Vec::new(),
-        locals: Vec::new(),
-        tg_allocs: Vec::new(),
-        addr_taken,
-    };
+    g.lowered.insert(job.decl);
+    let mut l = FnLowerer::new(g, &job.host_name, job.env.clone());
     match l.resolve_type(&def.ret) {
         Some(d) if d.ty == Ty::Void && !d.is_ref => {}
         Some(_) => l.error("a kernel must return `void`", def.ret.span),
         None => {}
     }
     l.at(def.name.span);
-    let mut params = Vec::new();
-    for p in &def.params {
-        if let Some(kp) = l.kernel_param(p) {
-            if params
-                .iter()
-                .any(|q: &KernelParam| q.kind == kp.kind && q.index == kp.index)
-            {
-                l.error(
-                    format!(
-                        "another parameter is already bound to {}({})",
-                        kp.kind.name(),
-                        kp.index
-                    ),
-                    p.span,
-                );
-            } else {
-                params.push(kp);
-            }
-        }
-    }
+    let params = l.kernel_params(&def.params);
     // bb0 holds the parameter setup (and the values of never-written variables); the body
     // starts in its own block.
     let start = l.s.create_block();
@@ -200,11 +393,186 @@ pub fn lower_kernel(g: &mut Globals<'_>, def: &ast::FunctionDef) -> Option<Funct
     Some(f)
 }
 
-impl FnLowerer<'_, '_> {
+impl<'a> Globals<'a> {
+    /// Checks the declarations no kernel used: non-template structs are laid out,
+    /// program-scope constants evaluated and helper functions lowered (into nothing), so
+    /// their errors are reported as a compiler would.
+    pub fn check_unused(&mut self) {
+        for id in self.plain_structs.clone() {
+            let d = self.decl(id).clone();
+            let home = d.home.clone().unwrap_or_else(|| self.ns_env(NsId(0)));
+            let mut l = self.scratch(home.clone());
+            l.class_type(id, &home, &[], d.span);
+        }
+        for id in self.plain_globals.clone() {
+            let d = self.decl(id).clone();
+            let home = d.home.clone().unwrap_or_else(|| self.ns_env(NsId(0)));
+            let mut l = self.scratch(home.clone());
+            l.global_value(id, &home, &[], d.span);
+        }
+        for id in self.helpers.clone() {
+            if self.lowered.contains(&id) {
+                continue;
+            }
+            let d = self.decl(id).clone();
+            let DeclKind::Function(def) = d.kind else {
+                continue;
+            };
+            let home = d.home.clone().unwrap_or_else(|| self.ns_env(NsId(0)));
+            let mut l = self.scratch(home);
+            l.check_helper(id, def);
+        }
+    }
+}
+
+impl<'a> FnLowerer<'_, 'a> {
+    /// Lowers a helper function nobody calls, with placeholder arguments, to check it.
+    fn check_helper(&mut self, decl: DeclId, def: &'a ast::FunctionDef) {
+        let mut params = Vec::new();
+        for p in &def.params {
+            let Some(d) = self.resolve_type(&p.ty) else {
+                return;
+            };
+            params.push(d);
+        }
+        let ret = if matches!(def.ret.kind, ast::TypeKind::Auto) {
+            None
+        } else {
+            match self.resolve_type(&def.ret) {
+                Some(r) => Some(r),
+                None => return,
+            }
+        };
+        let mut args: Vec<Arg<'_>> = Vec::new();
+        for d in &params {
+            if matches!(d.ty, Ty::Void) {
+                return;
+            }
+            let v = self.zero(&d.ty);
+            let op = if d.is_ref {
+                let p = self.temp(&v, d.is_const);
+                Operand::Place {
+                    place: p,
+                    cached: None,
+                }
+            } else {
+                Operand::Value(v)
+            };
+            args.push(Arg::Op(op, def.name.span));
+        }
+        let chosen = crate::lower::call::Chosen {
+            decl,
+            def,
+            env: self.env.clone(),
+            params,
+            pack: None,
+            ret,
+            class: None,
+        };
+        self.inline(chosen, args, None, def.name.span);
+    }
+
+    /// Checks a kernel's parameters, binds their names, and returns their host bindings.
+    /// A buffer or threadgroup parameter without an attribute gets the lowest index no
+    /// other parameter of its kind uses, in order, as Metal assigns them.
+    fn kernel_params(&mut self, params: &[ast::Param]) -> Vec<KernelParam> {
+        let mut out: Vec<KernelParam> = Vec::new();
+        let mut taken: HashMap<ParamKind, Vec<u32>> = HashMap::new();
+        for p in params {
+            for a in &p.attrs {
+                let kind = match a.name.name.as_str() {
+                    "buffer" => ParamKind::Buffer,
+                    "threadgroup" => ParamKind::Threadgroup,
+                    _ => continue,
+                };
+                if let Some(i) = self.binding_index(a) {
+                    taken.entry(kind).or_default().push(i);
+                }
+            }
+        }
+        for p in params {
+            if let Some(kp) = self.kernel_param(p, &mut taken) {
+                if out
+                    .iter()
+                    .any(|q: &KernelParam| q.kind == kp.kind && q.index == kp.index)
+                {
+                    self.error(
+                        format!(
+                            "another parameter is already bound to {}({})",
+                            kp.kind.name(),
+                            kp.index
+                        ),
+                        p.span,
+                    );
+                } else {
+                    out.push(kp);
+                }
+            }
+        }
+        out
+    }
+
+    /// The integer argument of a binding attribute (`buffer(3)`).
+    fn binding_index(&mut self, a: &ast::Attribute) -> Option<u32> {
+        let v = match a.args.as_slice() {
+            [e] => self.try_const(e),
+            _ => None,
+        };
+        match v {
+            Some(c) if !c.ty.is_float() && (0..=30).contains(&c.as_i128()) => {
+                Some(c.as_i128() as u32)
+            }
+            _ => {
+                let n = &a.name.name;
+                self.error(format!("`[[{n}(n)]]` needs an index from 0 to 30"), a.span);
+                None
+            }
+        }
+    }
     /// Checks one kernel parameter, binds its name, and returns its host binding if it has one.
-    fn kernel_param(&mut self, p: &ast::Param) -> Option<KernelParam> {
+    fn kernel_param(
+        &mut self,
+        p: &ast::Param,
+        taken: &mut HashMap<ParamKind, Vec<u32>>,
+    ) -> Option<KernelParam> {
         let d = self.resolve_type(&p.ty)?;
         let name = p.name.as_ref().map(|n| n.name.clone()).unwrap_or_default();
+        // `[[function_constant(c)]]`: the parameter exists only when `c` is true.
+        if let Some(fc) = p.attrs.iter().find(|a| a.name.name == "function_constant") {
+            let present = match fc.args.as_slice() {
+                [e] => {
+                    self.spec_ok = true;
+                    let c = self.try_const(e);
+                    self.spec_ok = false;
+                    match c {
+                        Some(c) => c.as_bool(),
+                        None => {
+                            self.error(
+                                "`[[function_constant(c)]]` on a parameter needs a function constant or a constant expression",
+                                fc.span,
+                            );
+                            return None;
+                        }
+                    }
+                }
+                _ => {
+                    self.error("`[[function_constant(c)]]` takes one argument", fc.span);
+                    return None;
+                }
+            };
+            if !present {
+                if !name.is_empty() {
+                    let ty = if d.is_ref {
+                        Ty::pointer(d.ty.clone(), d.space.unwrap_or(Space::Thread), true)
+                    } else {
+                        d.ty.clone()
+                    };
+                    let v = self.zero(&ty);
+                    self.bind_value(&name, v, true);
+                }
+                return None;
+            }
+        }
         let known: Vec<&ast::Attribute> = p
             .attrs
             .iter()
@@ -213,34 +581,56 @@ impl FnLowerer<'_, '_> {
                     || position_attribute(&a.name.name).is_some()
             })
             .collect();
-        let Some(attr) = known.first().copied() else {
-            if let Some(a) = p.attrs.first() {
-                self.error(
-                    format!(
-                        "`[[{}]]` is not supported on kernel parameters yet",
-                        a.name.name
-                    ),
-                    a.span,
-                );
-            } else {
-                self.error(
-                    format!("kernel parameter `{name}` needs an attribute: [[buffer(n)]], [[threadgroup(n)]] or a thread-position attribute such as [[thread_position_in_grid]]"),
-                    p.span,
-                );
+        let (kind, index, aname) = match known.first().copied() {
+            Some(attr) => {
+                let aname = attr.name.name.clone();
+                if let Some(regs) = position_attribute(&aname) {
+                    self.position_param(p, &d, &name, regs, &aname);
+                    return None;
+                }
+                let index = self.binding_index(attr)?;
+                let kind = if aname == "buffer" {
+                    ParamKind::Buffer
+                } else {
+                    ParamKind::Threadgroup
+                };
+                (kind, index, aname)
             }
-            return None;
+            None => {
+                if let Some(a) = p.attrs.first() {
+                    self.error(
+                        format!(
+                            "`[[{}]]` is not supported on kernel parameters yet",
+                            a.name.name
+                        ),
+                        a.span,
+                    );
+                    return None;
+                }
+                // No attribute: a pointer or reference takes the next free index.
+                let space = match &d.ty {
+                    Ty::Pointer(pt) if !d.is_ref => Some(pt.space),
+                    _ if d.is_ref => Some(d.space.unwrap_or(Space::Thread)),
+                    _ => None,
+                };
+                let kind = match space {
+                    Some(Space::Device | Space::Constant) => ParamKind::Buffer,
+                    Some(Space::Threadgroup) => ParamKind::Threadgroup,
+                    _ => {
+                        self.error(
+                            format!("kernel parameter `{name}` needs an attribute: [[buffer(n)]], [[threadgroup(n)]] or a thread-position attribute such as [[thread_position_in_grid]]"),
+                            p.span,
+                        );
+                        return None;
+                    }
+                };
+                let used = taken.entry(kind).or_default();
+                let index = (0..=30u32).find(|i| !used.contains(i))?;
+                used.push(index);
+                (kind, index, kind.name().to_string())
+            }
         };
-        let aname = attr.name.name.as_str();
-        if let Some(regs) = position_attribute(aname) {
-            self.position_param(p, &d, &name, regs, aname);
-            return None;
-        }
-        let index = binding_index(self.g, attr)?;
-        let kind = if aname == "buffer" {
-            ParamKind::Buffer
-        } else {
-            ParamKind::Threadgroup
-        };
+        let aname = aname.as_str();
         // The pointee or referent.
         let (elem, space, is_const, is_ref) = match &d.ty {
             Ty::Pointer(pt) if !d.is_ref => (pt.pointee.clone(), pt.space, pt.is_const, false),
@@ -310,6 +700,7 @@ impl FnLowerer<'_, '_> {
         if name.is_empty() {
             return Some(kp);
         }
+
         if is_ref {
             let place = Place::Mem {
                 ty: elem.clone(),
@@ -341,58 +732,8 @@ impl FnLowerer<'_, '_> {
 
     /// Binds a name to a fresh variable holding `v` (in memory if its address is taken).
     fn bind_value(&mut self, name: &str, v: Val, is_const: bool) {
-        if self.addr_taken.contains(name) {
-            let size = self.g.structs.size(&v.ty);
-            let align = self.g.structs.align(&v.ty);
-            let id = self.locals.len() as u32;
-            self.locals.push(metalsim_isa::Alloc {
-                size,
-                align,
-                name: name.to_string(),
-            });
-            let addr = self.s.val(Op::LocalAddr(id), Type::U64, &[]);
-            let place = Place::Mem {
-                ty: v.ty.clone(),
-                addr,
-                offset: 0,
-                space: Space::Thread,
-                is_const: false,
-            };
-            let span = Span::default();
-            self.store(&place, &v, span);
-            if let Place::Mem {
-                ty,
-                addr,
-                offset,
-                space,
-                ..
-            } = place
-            {
-                self.bind(
-                    name,
-                    Binding::Place(Place::Mem {
-                        ty,
-                        addr,
-                        offset,
-                        space,
-                        is_const,
-                    }),
-                );
-            }
-            return;
-        }
-        let slots = self.new_slots(&v.ty);
-        for (s, p) in slots.iter().zip(&v.parts) {
-            self.s.write(*s, *p);
-        }
-        self.bind(
-            name,
-            Binding::Place(Place::Var {
-                ty: v.ty,
-                slots,
-                is_const,
-            }),
-        );
+        let place = self.fresh_var(name, &v, is_const);
+        self.bind(name, Binding::Place(place));
     }
 
     /// A thread-position parameter: checks its type and binds it to special registers.

@@ -1,63 +1,115 @@
 //! Type checking and lowering of the AST to the ISA.
 //!
 //! One pass does both: each expression is type-checked as it is lowered, so `metalsim
-//! check` runs exactly the code `metalsim run` does. Helper functions are inlined (MSL has
-//! no recursion), vectors and structs are split into scalar registers, local variables
-//! become SSA values ([`ssa`]), and memory-backed objects (buffers, threadgroup arrays,
-//! local arrays, variables whose address is taken) become loads and stores. `a * b + c`
-//! on floats is contracted into one FMA, as Metal's default fast-math does.
+//! check` runs exactly the code `metalsim run` does. The pieces:
+//!
+//! - [`names`] records every declaration in its namespace or struct and answers "what does
+//!   this name mean here" along a scope chain ([`names::Env`]);
+//! - [`resolve`] turns paths and written types into types, constants, overload sets...;
+//! - [`class`] instantiates structs and class templates (layout, bases, specializations);
+//! - [`templates`] binds template parameters (explicit, deduced, default arguments);
+//! - [`constexpr`] evaluates constant expressions, `constexpr` functions included;
+//! - [`call`] resolves overloads with MSL's implicit conversions and inlines the chosen
+//!   function (helpers, methods, constructors, operators; MSL has no recursion);
+//! - [`expr`], [`place`], [`init`], [`stmt`], [`convert`] lower code; [`builtins`] the
+//!   standard library;
+//! - [`ssa`] turns local variables into SSA values; [`kernel`] lowers kernel signatures.
+//!
+//! Templates are instantiated by substitution in scope: a template's body is lowered with
+//! its parameters bound in the scope chain, and class instantiations are memoized by their
+//! arguments. Everything is lazy: a struct is laid out, a constant evaluated and a template
+//! instantiated where it is first used. Declarations no kernel uses are still checked at
+//! the end (non-template structs, constants and helper functions), so `check` reports
+//! their errors too.
+//!
+//! Vectors and structs are split into scalar registers, local variables become SSA values,
+//! and memory-backed objects (buffers, threadgroup arrays, local arrays, variables whose
+//! address is taken) become loads and stores. `a * b + c` on floats is contracted into one
+//! FMA, as Metal's default fast-math does.
 //!
 //! Errors are [`Diagnostic`]s; lowering goes on after one to report the file's other
 //! problems, and returns no module when any error was found.
 
 mod builtins;
+mod call;
+mod class;
 mod consteval;
+mod constexpr;
 mod convert;
 mod expr;
+mod init;
 mod kernel;
+mod names;
+mod place;
+mod resolve;
 mod ssa;
 mod stmt;
+mod templates;
 mod types;
 
 use std::collections::{HashMap, HashSet};
 
 use metalsim_isa::{Alloc, Block, DataObject, Module, Op, Space, SrcLoc, Value};
 
-use crate::ast::{self, Item, TranslationUnit, TypeExpr, TypeKind};
+use crate::ast::{self, TranslationUnit};
 use crate::diag::{Diagnostic, has_errors};
 use crate::source::{SourceMap, Span};
+use crate::{SpecValue, Specialization};
 
 pub use types::{Scalar, Ty};
 
+use class::{ClassInfo, ClassKey};
 use consteval::Const;
+use names::{DeclId, Env, Namespace, NsId};
+use resolve::Resolved;
 use ssa::{Slot, SsaBuilder};
-use types::{StructId, StructInfo, Structs, builtin_type};
+use templates::TArg;
+use types::Structs;
 
-/// Lowers a parsed translation unit. Every kernel it defines becomes a function of the
-/// module (named by its `[[host_name]]` if it has one); helpers are inlined into them.
-pub fn lower(tu: &TranslationUnit, sources: &SourceMap) -> (Option<Module>, Vec<Diagnostic>) {
-    let mut g = Globals::new(sources);
-    g.collect(&tu.items);
-    let mut functions: Vec<metalsim_isa::Function> = Vec::new();
-    let kernels = g.kernels.clone();
-    for k in kernels {
-        if let Some(f) = kernel::lower_kernel(&mut g, k) {
-            if functions.iter().any(|o| o.name == f.name) {
-                g.error(format!("two kernels are named `{}`", f.name), k.name.span);
-            } else {
-                functions.push(f);
-            }
-        }
-    }
+/// Where a kernel to lower comes from.
+#[derive(Clone, Debug)]
+pub(crate) enum KernelSource<'a> {
+    /// A non-template kernel function.
+    Plain(DeclId),
+    /// An explicit instantiation of a kernel template.
+    Instantiation(&'a ast::Instantiation, Env),
+}
+
+/// What identifies a program-scope value: the declaration, and for static members of a
+/// class or variable templates, the class and the arguments.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub(crate) struct ValueKey {
+    decl: DeclId,
+    class: Option<types::StructId>,
+    args: Vec<TArg>,
+}
+
+/// Lowers a parsed translation unit. Every kernel it defines (and every explicit
+/// instantiation of a kernel template, and the kernel template the options instantiate)
+/// becomes a function of the module, named by its `[[host_name]]` if it has one; helpers
+/// are inlined into them.
+pub fn lower(
+    tu: &TranslationUnit,
+    sources: &SourceMap,
+    options: &Specialization,
+) -> (Option<Module>, Vec<Diagnostic>) {
+    let mut g = Globals::new(sources, options);
+    g.note_addresses_taken(&tu.items);
+    g.collect(&tu.items, NsId(0));
+    g.metal_ns = g.namespace_path(NsId(0), &ast::Path::simple("metal", Span::default()));
+    g.link_specializations();
+    let functions = kernel::lower_kernels(&mut g);
+    g.check_unused();
     let module = Module {
         files: sources.files().iter().map(|f| f.name.clone()).collect(),
         data: std::mem::take(&mut g.data),
         functions,
     };
-    if has_errors(&g.diags) {
-        (None, g.diags)
+    let diags = g.finish_diagnostics();
+    if has_errors(&diags) {
+        (None, diags)
     } else {
-        (Some(module), g.diags)
+        (Some(module), diags)
     }
 }
 
@@ -68,8 +120,18 @@ pub(crate) enum GlobalValue {
     Const(Const),
     /// Read-only data in the constant address space (module data object `id`).
     Data { id: u32, ty: Ty },
+    /// A function constant (`[[function_constant(n)]]`), or a program-scope constant
+    /// computed from function constants: known when the pipeline is made, but not a
+    /// constant expression. `value` is `None` when no value was given.
+    Spec {
+        name: String,
+        value: Option<Const>,
+        ty: Scalar,
+    },
     /// A declaration that was refused (and reported): uses stay silent.
     Poisoned,
+    /// Being evaluated (a use now is a cycle).
+    InProgress,
 }
 
 /// A type as declared: the type, its top-level qualifiers, and whether it is a reference.
@@ -88,37 +150,111 @@ pub(crate) struct DeclType {
     pub unsized_array: bool,
 }
 
-/// Program-wide lowering state: declarations, diagnostics, constant data.
+impl DeclType {
+    /// Whether the object cannot be written through it (`const`, or in the `constant`
+    /// address space).
+    pub fn is_const_ref(&self) -> bool {
+        self.is_const || self.space == Some(Space::Constant)
+    }
+
+    /// A plain (non-reference, unqualified) type.
+    pub fn plain(ty: Ty) -> DeclType {
+        DeclType {
+            ty,
+            space: None,
+            is_const: false,
+            is_ref: false,
+            unsized_array: false,
+        }
+    }
+}
+
+/// Program-wide lowering state: declarations, instantiations, diagnostics, constant data.
 pub(crate) struct Globals<'a> {
     pub sources: &'a SourceMap,
+    pub options: &'a Specialization,
     pub diags: Vec<Diagnostic>,
     pub structs: Structs,
-    pub struct_names: HashMap<String, StructId>,
-    pub aliases: HashMap<String, DeclType>,
-    pub functions: HashMap<String, Vec<&'a ast::FunctionDef>>,
-    pub values: HashMap<String, GlobalValue>,
+    pub classes: Vec<ClassInfo<'a>>,
+    pub class_memo: HashMap<ClassKey, types::StructId>,
+    pub namespaces: Vec<Namespace>,
+    pub ns_envs: Vec<Env>,
+    pub metal_ns: Option<NsId>,
+    pub decls: Vec<names::Decl<'a>>,
+    pub members: HashMap<DeclId, names::MemberTable>,
+    pub member_asserts: HashMap<DeclId, Vec<&'a ast::Item>>,
+    pub struct_specializations: Vec<(NsId, DeclId)>,
+    pub fn_specializations: Vec<(NsId, DeclId)>,
+    /// Primary template → its specializations (class and function templates).
+    pub specializations: HashMap<DeclId, Vec<DeclId>>,
+    pub enum_values: HashMap<DeclId, Option<Vec<Const>>>,
+    pub enum_homes: HashMap<DeclId, Env>,
+    pub values: HashMap<ValueKey, GlobalValue>,
     pub data: Vec<DataObject>,
-    pub kernels: Vec<&'a ast::FunctionDef>,
+    pub kernel_sources: Vec<KernelSource<'a>>,
+    /// Non-template helper functions, structs and globals: checked at the end if unused.
+    pub helpers: Vec<DeclId>,
+    pub plain_structs: Vec<DeclId>,
+    pub plain_globals: Vec<DeclId>,
+    /// Functions whose body has been lowered somewhere (so it was checked).
+    pub lowered: HashSet<DeclId>,
+    /// Names whose address is taken somewhere (those variables live in memory).
+    pub addr_taken: HashSet<String>,
+    /// How deeply instantiations and constant evaluations nest right now.
+    pub depth: u32,
+    /// Steps left to the current constant evaluation.
+    pub const_steps: u64,
 }
 
 impl<'a> Globals<'a> {
-    fn new(sources: &'a SourceMap) -> Self {
+    fn new(sources: &'a SourceMap, options: &'a Specialization) -> Self {
+        let global = Env::ns(NsId(0), None);
         Globals {
             sources,
+            options,
             diags: Vec::new(),
             structs: Structs::default(),
-            struct_names: HashMap::new(),
-            aliases: HashMap::new(),
-            functions: HashMap::new(),
+            classes: Vec::new(),
+            class_memo: HashMap::new(),
+            namespaces: vec![Namespace::default()],
+            ns_envs: vec![global],
+            metal_ns: None,
+            decls: Vec::new(),
+            members: HashMap::new(),
+            member_asserts: HashMap::new(),
+            struct_specializations: Vec::new(),
+            fn_specializations: Vec::new(),
+            specializations: HashMap::new(),
+            enum_values: HashMap::new(),
+            enum_homes: HashMap::new(),
             values: HashMap::new(),
             data: Vec::new(),
-            kernels: Vec::new(),
+            kernel_sources: Vec::new(),
+            helpers: Vec::new(),
+            plain_structs: Vec::new(),
+            plain_globals: Vec::new(),
+            lowered: HashSet::new(),
+            addr_taken: HashSet::new(),
+            depth: 0,
+            const_steps: 0,
         }
     }
 
     /// Reports an error.
     pub fn error(&mut self, message: impl Into<String>, span: Span) {
         self.diags.push(Diagnostic::error(message, span));
+    }
+
+    /// The diagnostics in source order, duplicates (the same message at the same place,
+    /// e.g. from a template instantiated twice) dropped.
+    fn finish_diagnostics(&mut self) -> Vec<Diagnostic> {
+        let mut out: Vec<Diagnostic> = Vec::with_capacity(self.diags.len());
+        for d in std::mem::take(&mut self.diags) {
+            if !out.contains(&d) {
+                out.push(d);
+            }
+        }
+        out
     }
 
     /// The ISA location of a span's start.
@@ -134,514 +270,67 @@ impl<'a> Globals<'a> {
         }
     }
 
-    fn collect(&mut self, items: &'a [Item]) {
+    /// Attaches every specialization (`template <> struct X<float>`, `template <> float
+    /// f<float>(float)`) to its primary template.
+    fn link_specializations(&mut self) {
+        let all: Vec<(NsId, DeclId)> = self
+            .struct_specializations
+            .iter()
+            .chain(&self.fn_specializations)
+            .copied()
+            .collect();
+        for (ns, spec) in all {
+            let name = self.decl(spec).name.clone();
+            let is_struct = matches!(self.decl(spec).kind, names::DeclKind::Struct(_));
+            let primary = self.ns_lookup(ns, &name).into_iter().find_map(|(id, _)| {
+                let d = self.decl(id);
+                let kind_ok = match d.kind {
+                    names::DeclKind::Struct(_) => is_struct,
+                    names::DeclKind::Function(_) => !is_struct,
+                    _ => false,
+                };
+                (kind_ok && d.tparams.is_some_and(|p| !p.is_empty())).then_some(id)
+            });
+            match primary {
+                Some(p) => self.specializations.entry(p).or_default().push(spec),
+                None => {
+                    let span = self.decl(spec).span;
+                    self.error(
+                        format!(
+                            "`{name}` is specialized, but no template `{name}` is declared before"
+                        ),
+                        span,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Records the names of variables whose address is taken anywhere (`&x`): those live in
+    /// memory.
+    fn note_addresses_taken(&mut self, items: &'a [ast::Item]) {
         for item in items {
             match item {
-                Item::Function(f) => {
-                    let is_kernel =
-                        f.specifiers.kernel || f.attrs.iter().any(|a| a.name.name == "kernel");
-                    if is_kernel {
-                        if f.body.is_some() {
-                            self.kernels.push(f);
-                        }
-                    } else if f.body.is_some() {
-                        self.functions
-                            .entry(f.name.name.clone())
-                            .or_default()
-                            .push(f);
+                ast::Item::Function(f) => {
+                    if let Some(b) = &f.body {
+                        stmt::addr_taken_names(&b.stmts, &mut self.addr_taken);
                     }
                 }
-                Item::Struct(s) => self.declare_struct(s),
-                Item::Vars(vars) => {
-                    for v in vars {
-                        self.declare_global(v);
-                    }
+                ast::Item::Struct(s) => self.note_addresses_taken(&s.members),
+                ast::Item::Namespace { items, .. } => self.note_addresses_taken(items),
+                ast::Item::Template { item, .. } => {
+                    self.note_addresses_taken(std::slice::from_ref(&**item))
                 }
-                Item::UsingNamespace(..) => {}
-                Item::Alias { name, ty, span } => {
-                    if let Some(d) = self.resolve_type(ty, &|_| None) {
-                        self.aliases.insert(name.name.clone(), d);
-                    } else {
-                        let _ = span;
-                    }
-                }
-                Item::Namespace { items, .. } => self.collect(items),
-                Item::StaticAssert {
-                    cond,
-                    message,
-                    span,
-                } => {
-                    let values = &self.values;
-                    let lookup = |n: &str| match values.get(n) {
-                        Some(GlobalValue::Const(c)) => Some(*c),
-                        _ => None,
-                    };
-                    match consteval::eval(cond, &lookup) {
-                        Some(c) if c.as_bool() => {}
-                        Some(_) => {
-                            let m = message
-                                .clone()
-                                .unwrap_or_else(|| "static assertion failed".into());
-                            self.error(format!("static_assert failed: {m}"), *span);
-                        }
-                        None => self.error("static_assert needs a constant condition", *span),
-                    }
-                }
-                Item::Unsupported { what, span } => {
-                    self.error(format!("{what} are not supported yet"), *span);
-                }
-                Item::Error(_) => {}
+                _ => {}
             }
         }
     }
 
-    fn declare_struct(&mut self, s: &ast::StructDef) {
-        if !s.methods.is_empty() {
-            self.error(
-                "struct member functions are not supported yet",
-                s.methods[0].name.span,
-            );
-        }
-        let mut fields = Vec::new();
-        let mut offset = 0u32;
-        let mut align = 1u32;
-        for f in &s.fields {
-            let Some(d) = self.resolve_type(&f.ty, &|_| None) else {
-                continue;
-            };
-            if d.is_ref || matches!(d.ty, Ty::Void) {
-                self.error("a struct field cannot be a reference or void", f.span);
-                continue;
-            }
-            if fields
-                .iter()
-                .any(|(n, _, _): &(String, Ty, u32)| *n == f.name.name)
-            {
-                self.error(format!("duplicate field `{}`", f.name.name), f.name.span);
-                continue;
-            }
-            let a = self.structs.align(&d.ty);
-            offset = offset.div_ceil(a) * a;
-            fields.push((f.name.name.clone(), d.ty.clone(), offset));
-            offset = offset.saturating_add(self.structs.size(&d.ty));
-            align = align.max(a);
-        }
-        let size = offset.div_ceil(align) * align;
-        let id = StructId(self.structs.0.len());
-        self.structs.0.push(StructInfo {
-            name: s.name.name.clone(),
-            fields,
-            size: size.max(if s.fields.is_empty() { 1 } else { 0 }),
-            align,
-        });
-        self.struct_names.insert(s.name.name.clone(), id);
+    /// A lowerer for work outside any kernel (laying out structs, evaluating constants):
+    /// its instructions go nowhere.
+    pub fn scratch<'g>(&'g mut self, env: Env) -> FnLowerer<'g, 'a> {
+        FnLowerer::new(self, "<scratch>", env)
     }
-
-    fn declare_global(&mut self, v: &ast::VarDecl) {
-        let lookup_values = self.values.clone();
-        let lookup = move |n: &str| match lookup_values.get(n) {
-            Some(GlobalValue::Const(c)) => Some(*c),
-            _ => None,
-        };
-        let name = v.name.name.clone();
-        self.values.insert(name.clone(), GlobalValue::Poisoned);
-        let Some(mut d) = self.resolve_type(&v.ty, &lookup) else {
-            return;
-        };
-        if v.attrs.iter().any(|a| a.name.name == "function_constant") {
-            self.error("function constants are not supported yet", v.span);
-            return;
-        }
-        let Some(init) = &v.init else {
-            self.error(
-                format!(
-                    "program-scope variable `{}` needs an initializer",
-                    v.name.name
-                ),
-                v.name.span,
-            );
-            return;
-        };
-        let init_expr = match init {
-            ast::Init::Assign(e) => e.clone(),
-            ast::Init::Brace(es) | ast::Init::Ctor(es) => ast::Expr {
-                kind: ast::ExprKind::InitList(es.clone()),
-                span: v.span,
-            },
-        };
-        if let Ty::Scalar(s) = d.ty {
-            match consteval::eval(&init_expr, &lookup) {
-                Some(c) => {
-                    self.values
-                        .insert(v.name.name.clone(), GlobalValue::Const(c.cast(s)));
-                }
-                None => self.error(
-                    "a program-scope constant needs a constant initializer",
-                    init_expr.span,
-                ),
-            }
-            return;
-        }
-        if d.unsized_array
-            && let (Ty::Array(e, _), ast::ExprKind::InitList(items)) = (&d.ty, &init_expr.kind)
-        {
-            d.ty = Ty::Array(e.clone(), items.len() as u32);
-        }
-        let size = self.structs.size(&d.ty);
-        let mut bytes = vec![0u8; size as usize];
-        if self.const_init_bytes(&d.ty, &init_expr, 0, &mut bytes, &lookup) {
-            let id = self.data.len() as u32;
-            self.data.push(DataObject {
-                bytes,
-                align: self.structs.align(&d.ty),
-                name: v.name.name.clone(),
-            });
-            self.values
-                .insert(v.name.name.clone(), GlobalValue::Data { id, ty: d.ty });
-        }
-    }
-
-    /// Writes a constant initializer's bytes; reports and returns false when it is not
-    /// constant or does not fit the type.
-    pub fn const_init_bytes(
-        &mut self,
-        ty: &Ty,
-        e: &ast::Expr,
-        offset: u32,
-        out: &mut [u8],
-        lookup: &dyn Fn(&str) -> Option<Const>,
-    ) -> bool {
-        let write = |out: &mut [u8], off: u32, c: Const| {
-            let n = c.ty.size() as usize;
-            let b = c.bits().to_le_bytes();
-            if let Some(dst) = out.get_mut(off as usize..off as usize + n) {
-                dst.copy_from_slice(&b[..n]);
-            }
-        };
-        match (ty, &e.kind) {
-            (Ty::Scalar(s), ast::ExprKind::InitList(items)) if items.len() == 1 => {
-                let _ = s;
-                self.const_init_bytes(ty, &items[0], offset, out, lookup)
-            }
-            (Ty::Scalar(s), _) => match consteval::eval(e, lookup) {
-                Some(c) => {
-                    write(out, offset, c.cast(*s));
-                    true
-                }
-                None => {
-                    self.error("expected a constant expression", e.span);
-                    false
-                }
-            },
-            (Ty::Vector { elem, len, .. }, ast::ExprKind::InitList(items)) => {
-                self.const_list(items, *len as usize, e.span, |g, i, item| {
-                    g.const_init_bytes(
-                        &Ty::Scalar(*elem),
-                        item,
-                        offset + i as u32 * elem.size(),
-                        out,
-                        lookup,
-                    )
-                })
-            }
-            (Ty::Vector { elem, len, .. }, ast::ExprKind::Call { args, .. }) => {
-                let items: Vec<ast::Expr> = args.clone();
-                if items.len() == 1 {
-                    let mut ok = true;
-                    for i in 0..*len as u32 {
-                        ok &= self.const_init_bytes(
-                            &Ty::Scalar(*elem),
-                            &items[0],
-                            offset + i * elem.size(),
-                            out,
-                            lookup,
-                        );
-                    }
-                    return ok;
-                }
-                self.const_list(&items, *len as usize, e.span, |g, i, item| {
-                    g.const_init_bytes(
-                        &Ty::Scalar(*elem),
-                        item,
-                        offset + i as u32 * elem.size(),
-                        out,
-                        lookup,
-                    )
-                })
-            }
-            (Ty::Array(elem, n), ast::ExprKind::InitList(items)) => {
-                let stride = self.structs.size(elem);
-                let elem = (**elem).clone();
-                self.const_list(items, *n as usize, e.span, |g, i, item| {
-                    g.const_init_bytes(&elem, item, offset + i as u32 * stride, out, lookup)
-                })
-            }
-            (Ty::Struct(id), ast::ExprKind::InitList(items)) => {
-                let fields = self.structs.get(*id).fields.clone();
-                self.const_list(items, fields.len(), e.span, |g, i, item| {
-                    g.const_init_bytes(&fields[i].1, item, offset + fields[i].2, out, lookup)
-                })
-            }
-            _ => {
-                let t = self.structs.display(ty);
-                self.error(
-                    format!("cannot initialize `{t}` from this expression at program scope"),
-                    e.span,
-                );
-                false
-            }
-        }
-    }
-
-    fn const_list(
-        &mut self,
-        items: &[ast::Expr],
-        max: usize,
-        span: Span,
-        mut each: impl FnMut(&mut Self, usize, &ast::Expr) -> bool,
-    ) -> bool {
-        if items.len() > max {
-            self.error(
-                format!(
-                    "too many initializers: expected at most {max}, found {}",
-                    items.len()
-                ),
-                span,
-            );
-            return false;
-        }
-        let mut ok = true;
-        for (i, item) in items.iter().enumerate() {
-            ok &= each(self, i, item);
-        }
-        ok
-    }
-
-    /// Resolves a written type. `lookup` gives the constants visible for array sizes.
-    pub fn resolve_type(
-        &mut self,
-        te: &TypeExpr,
-        lookup: &dyn Fn(&str) -> Option<Const>,
-    ) -> Option<DeclType> {
-        let plain = |ty: Ty| DeclType {
-            ty,
-            space: None,
-            is_const: false,
-            is_ref: false,
-            unsized_array: false,
-        };
-        match &te.kind {
-            TypeKind::Named { path, args } => {
-                self.resolve_named(path, args, te.span, lookup).map(plain)
-            }
-            TypeKind::Qualified { quals, inner } => {
-                let mut d = self.resolve_type(inner, lookup)?;
-                d.is_const |= quals.is_const;
-                if let Some(s) = quals.space {
-                    let s = map_space(s, te.span, self)?;
-                    if d.space.is_some_and(|o| o != s) {
-                        self.error("a type cannot have two address spaces", te.span);
-                        return None;
-                    }
-                    d.space = Some(s);
-                }
-                Some(d)
-            }
-            TypeKind::Pointer { pointee, quals } => {
-                let p = self.resolve_type(pointee, lookup)?;
-                if p.is_ref {
-                    self.error("pointers to references are not allowed", te.span);
-                    return None;
-                }
-                let space = p.space.unwrap_or(Space::Thread);
-                Some(DeclType {
-                    ty: Ty::pointer(p.ty, space, p.is_const),
-                    space: None,
-                    is_const: quals.is_const,
-                    is_ref: false,
-                    unsized_array: false,
-                })
-            }
-            TypeKind::Reference { referent } => {
-                let r = self.resolve_type(referent, lookup)?;
-                if r.is_ref {
-                    self.error("references to references are not allowed", te.span);
-                    return None;
-                }
-                Some(DeclType { is_ref: true, ..r })
-            }
-            TypeKind::Array { elem, len } => {
-                let e = self.resolve_type(elem, lookup)?;
-                if e.is_ref {
-                    self.error("arrays of references are not allowed", te.span);
-                    return None;
-                }
-                let (n, unsized_array) = match len {
-                    None => (0, true),
-                    Some(len) => match consteval::eval(len, lookup) {
-                        Some(c)
-                            if !c.ty.is_float()
-                                && c.as_i128() > 0
-                                && c.as_i128() <= u32::MAX as i128 =>
-                        {
-                            (c.as_i128() as u32, false)
-                        }
-                        Some(_) => {
-                            self.error("an array size must be a positive integer", len.span);
-                            return None;
-                        }
-                        None => {
-                            self.error("an array size must be a constant expression", len.span);
-                            return None;
-                        }
-                    },
-                };
-                let ty = Ty::Array(Box::new(e.ty), n);
-                if self.structs.size(&ty) > 1 << 30 {
-                    self.error("this array is larger than 1 GiB", te.span);
-                    return None;
-                }
-                Some(DeclType {
-                    ty,
-                    unsized_array,
-                    ..e
-                })
-            }
-            TypeKind::Auto => {
-                self.error(
-                    "`auto` is only supported for local variables with an initializer",
-                    te.span,
-                );
-                None
-            }
-            TypeKind::Decltype(_) => {
-                self.error("`decltype` is not supported yet", te.span);
-                None
-            }
-        }
-    }
-
-    fn resolve_named(
-        &mut self,
-        path: &ast::Path,
-        args: &[ast::TemplateArg],
-        span: Span,
-        lookup: &dyn Fn(&str) -> Option<Const>,
-    ) -> Option<Ty> {
-        let name = path.last();
-        if !args.is_empty() {
-            return self.resolve_template_type(name, args, span, lookup);
-        }
-        if name == "void" {
-            return Some(Ty::Void);
-        }
-        if let Some(t) = builtin_type(name) {
-            return Some(t);
-        }
-        if let Some(s) = name.strip_prefix("atomic_").and_then(Scalar::from_name) {
-            return Some(Ty::Atomic(s));
-        }
-        if let Some(id) = self.struct_names.get(name) {
-            return Some(Ty::Struct(*id));
-        }
-        if let Some(d) = self.aliases.get(name) {
-            return Some(d.ty.clone());
-        }
-        let what = if is_matrix_name(name) {
-            format!("matrix types (`{name}`) are not supported yet")
-        } else if name.starts_with("texture") || name == "sampler" {
-            format!("textures and samplers (`{name}`) are not supported yet")
-        } else if name.starts_with("simdgroup_") {
-            format!("`{name}` is not supported yet")
-        } else {
-            format!("unknown type `{name}`")
-        };
-        self.error(what, path.span);
-        None
-    }
-
-    fn resolve_template_type(
-        &mut self,
-        name: &str,
-        args: &[ast::TemplateArg],
-        span: Span,
-        lookup: &dyn Fn(&str) -> Option<Const>,
-    ) -> Option<Ty> {
-        let ty_arg = |g: &mut Self, a: &ast::TemplateArg| match a {
-            ast::TemplateArg::Type(t) => g.resolve_type(t, lookup).map(|d| d.ty),
-            ast::TemplateArg::Expr(ast::Expr {
-                kind: ast::ExprKind::Name { path, args },
-                ..
-            }) if args.is_empty() => builtin_type(path.last())
-                .or_else(|| g.struct_names.get(path.last()).map(|i| Ty::Struct(*i))),
-            _ => None,
-        };
-        let int_arg = |a: &ast::TemplateArg| match a {
-            ast::TemplateArg::Expr(e) => consteval::eval(e, lookup).map(|c| c.as_i128()),
-            _ => None,
-        };
-        match (name, args) {
-            ("vec", [t, n]) => match (ty_arg(self, t), int_arg(n)) {
-                (Some(Ty::Scalar(s)), Some(n @ 1..=4)) => Some(Ty::vector(s, n as u8)),
-                _ => {
-                    self.error("`vec<T, N>` needs a scalar type and N from 1 to 4", span);
-                    None
-                }
-            },
-            ("array", [t, n]) => match (ty_arg(self, t), int_arg(n)) {
-                (Some(t), Some(n)) if n > 0 && n <= u32::MAX as i128 => {
-                    Some(Ty::Array(Box::new(t), n as u32))
-                }
-                _ => {
-                    self.error("`array<T, N>` needs a type and a positive constant N", span);
-                    None
-                }
-            },
-            ("atomic", [t]) => match ty_arg(self, t) {
-                Some(Ty::Scalar(
-                    s @ (Scalar::Int | Scalar::UInt | Scalar::Float | Scalar::Bool),
-                )) => Some(Ty::Atomic(s)),
-                _ => {
-                    self.error("`atomic<T>` needs int, uint, float or bool", span);
-                    None
-                }
-            },
-            _ => {
-                self.error(
-                    format!("template type `{name}<...>` is not supported yet"),
-                    span,
-                );
-                None
-            }
-        }
-    }
-
-    /// The user functions with a name.
-    pub fn function(&self, name: &str) -> Option<&[&'a ast::FunctionDef]> {
-        self.functions.get(name).map(Vec::as_slice)
-    }
-}
-
-fn is_matrix_name(name: &str) -> bool {
-    let b = name.as_bytes();
-    b.len() >= 4
-        && b[b.len() - 2] == b'x'
-        && b[b.len() - 1].is_ascii_digit()
-        && b[b.len() - 3].is_ascii_digit()
-        && Scalar::from_name(&name[..name.len() - 3]).is_some()
-}
-
-fn map_space(s: ast::AddressSpace, span: Span, g: &mut Globals) -> Option<Space> {
-    Some(match s {
-        ast::AddressSpace::Device => Space::Device,
-        ast::AddressSpace::Constant => Space::Constant,
-        ast::AddressSpace::Threadgroup => Space::Threadgroup,
-        ast::AddressSpace::Thread => Space::Thread,
-        ast::AddressSpace::ThreadgroupImageblock => {
-            g.error("threadgroup_imageblock memory is not supported", span);
-            return None;
-        }
-    })
 }
 
 /// A value computed by an expression: its type and its register leaves.
@@ -695,6 +384,21 @@ pub(crate) enum Binding {
     Cached { place: Place, value: Val },
     /// A compile-time constant.
     Const(Const),
+    /// A local type alias (`using T = float;` in a function).
+    Type(Ty),
+    /// A function parameter pack (`Ts... xs`): one binding per element.
+    Pack(Vec<Binding>),
+    /// The object a method was called on (`this`).
+    This(Place),
+}
+
+/// What an expression denotes: an object (with its value when already loaded) or a value.
+#[derive(Clone, Debug)]
+pub(crate) enum Operand {
+    /// A value with no object behind it.
+    Value(Val),
+    /// An object; `cached` holds its value when it was loaded once already.
+    Place { place: Place, cached: Option<Val> },
 }
 
 /// Where `break` and `continue` go.
@@ -703,28 +407,65 @@ pub(crate) struct LoopCtx {
     pub continue_to: Option<Block>,
 }
 
+/// How an inlined function returns.
+pub(crate) enum ReturnSlot {
+    /// A value of a known type, in these slots.
+    Value { ty: Ty, slots: Vec<Slot> },
+    /// A value whose type comes from the first `return` (`auto`).
+    Deduced(Option<(Ty, Vec<Slot>)>),
+    /// A reference: the first `return` fixes the object; later ones must return an object
+    /// at the same kind of place (`addr` carries differing addresses).
+    Reference {
+        is_const: bool,
+        place: Option<(Place, Option<Slot>)>,
+    },
+}
+
 /// An inlined helper call in progress.
 pub(crate) struct InlineCtx {
-    pub name: String,
+    pub decl: DeclId,
     pub ret_block: Block,
-    pub ret_ty: Ty,
-    pub ret_slots: Vec<Slot>,
+    pub ret: ReturnSlot,
     pub loops_base: usize,
 }
 
-/// Lowering state for one kernel.
+/// Lowering state for one kernel (or for scratch work outside any).
 pub(crate) struct FnLowerer<'g, 'a> {
     pub g: &'g mut Globals<'a>,
     pub s: SsaBuilder,
+    /// The scope non-local names are looked up in.
+    pub env: Env,
     pub scopes: Vec<HashMap<String, Binding>>,
     pub loops: Vec<LoopCtx>,
     pub inlines: Vec<InlineCtx>,
     pub locals: Vec<Alloc>,
     pub tg_allocs: Vec<Alloc>,
-    pub addr_taken: HashSet<String>,
+    /// Constant evaluation: the local variables of the `constexpr` calls being evaluated.
+    pub cframes: Vec<HashMap<String, Const>>,
+    /// Constant evaluation may read function constants (program-scope initializers).
+    pub spec_ok: bool,
+    /// Constant evaluation read a function constant.
+    pub touched_spec: bool,
 }
 
 impl<'g, 'a> FnLowerer<'g, 'a> {
+    /// A lowerer for a function named `name` whose names resolve in `env`.
+    pub fn new(g: &'g mut Globals<'a>, name: &str, env: Env) -> Self {
+        FnLowerer {
+            g,
+            s: SsaBuilder::new(name),
+            env,
+            scopes: vec![HashMap::new()],
+            loops: Vec::new(),
+            inlines: Vec::new(),
+            locals: Vec::new(),
+            tg_allocs: Vec::new(),
+            cframes: Vec::new(),
+            spec_ok: false,
+            touched_spec: false,
+        }
+    }
+
     /// Reports an error.
     pub fn error(&mut self, message: impl Into<String>, span: Span) {
         self.g.error(message, span);
@@ -736,7 +477,7 @@ impl<'g, 'a> FnLowerer<'g, 'a> {
         self.s.set_loc(loc);
     }
 
-    /// Looks a name up in the scopes, innermost first.
+    /// Looks a name up in the local scopes, innermost first.
     pub fn lookup(&self, name: &str) -> Option<&Binding> {
         self.scopes.iter().rev().find_map(|s| s.get(name))
     }
@@ -746,48 +487,6 @@ impl<'g, 'a> FnLowerer<'g, 'a> {
         if let Some(s) = self.scopes.last_mut() {
             s.insert(name.to_string(), b);
         }
-    }
-
-    /// Constants visible here (for array sizes and constant folding).
-    pub fn const_lookup(&self) -> impl Fn(&str) -> Option<Const> + '_ {
-        move |n: &str| match self.lookup(n) {
-            Some(Binding::Const(c)) => Some(*c),
-            Some(_) => None,
-            None => match self.g.values.get(n) {
-                Some(GlobalValue::Const(c)) => Some(*c),
-                _ => None,
-            },
-        }
-    }
-
-    /// Evaluates a constant expression with the constants visible here.
-    pub fn eval_const(&self, e: &ast::Expr) -> Option<Const> {
-        let lookup = self.const_lookup();
-        consteval::eval(e, &lookup)
-    }
-
-    /// Resolves a written type with the constants visible here.
-    pub fn resolve_type(&mut self, te: &TypeExpr) -> Option<DeclType> {
-        let consts: HashMap<String, Const> = self
-            .scopes
-            .iter()
-            .flat_map(|s| s.iter())
-            .filter_map(|(k, b)| match b {
-                Binding::Const(c) => Some((k.clone(), *c)),
-                _ => None,
-            })
-            .collect();
-        let globals: HashMap<String, Const> = self
-            .g
-            .values
-            .iter()
-            .filter_map(|(k, v)| match v {
-                GlobalValue::Const(c) => Some((k.clone(), *c)),
-                _ => None,
-            })
-            .collect();
-        let lookup = move |n: &str| consts.get(n).or_else(|| globals.get(n)).copied();
-        self.g.resolve_type(te, &lookup)
     }
 
     /// Emits a scalar constant.
@@ -818,8 +517,36 @@ impl<'g, 'a> FnLowerer<'g, 'a> {
             .collect()
     }
 
+    /// A fresh variable holding `v` (in memory when it holds an array).
+    pub fn temp(&mut self, v: &Val, is_const: bool) -> Place {
+        // Arrays are indexed at run time: they live in memory.
+        if stmt::contains_array(&v.ty, &self.g.structs) {
+            return self.memory_var("<temporary>", v, is_const);
+        }
+        let slots = self.new_slots(&v.ty);
+        for (s, p) in slots.iter().zip(&v.parts) {
+            self.s.write(*s, *p);
+        }
+        Place::Var {
+            ty: v.ty.clone(),
+            slots,
+            is_const,
+        }
+    }
+
     /// The display form of a type.
     pub fn show(&self, ty: &Ty) -> String {
         self.g.structs.display(ty)
+    }
+
+    /// The value of a spec given for a function constant or a template parameter, as a
+    /// constant of `ty`.
+    pub fn spec_value(&mut self, v: &SpecValue, ty: Scalar) -> Option<Const> {
+        Some(match v {
+            SpecValue::Bool(b) => Const::bool(*b).cast(ty),
+            SpecValue::Int(i) => Const::int(Scalar::Long, *i as i128).cast(ty),
+            SpecValue::Float(f) => Const::float(Scalar::Float, *f).cast(ty),
+            SpecValue::Type(_) => return None,
+        })
     }
 }

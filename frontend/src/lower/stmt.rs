@@ -7,7 +7,7 @@ use metalsim_isa::{Alloc, CmpCond, Op, Space, Type};
 use crate::ast::{self, Expr, ExprKind, Init, Stmt, StmtKind, TypeKind};
 use crate::lower::consteval;
 use crate::lower::types::Ty;
-use crate::lower::{Binding, FnLowerer, LoopCtx, Place};
+use crate::lower::{Binding, FnLowerer, LoopCtx, Operand, Place, ReturnSlot, Val};
 
 impl FnLowerer<'_, '_> {
     /// Lowers a list of statements in a new scope.
@@ -43,7 +43,29 @@ impl FnLowerer<'_, '_> {
                 self.rvalue(e);
             }
             StmtKind::Block(b) => self.block(&b.stmts),
-            StmtKind::If { cond, then_, else_ } => {
+            StmtKind::Items(items) => self.local_items(items),
+            StmtKind::If {
+                constexpr_: true,
+                cond,
+                then_,
+                else_,
+            } => {
+                // Only the taken branch is compiled (the other may not even type-check).
+                let Some(c) = self.const_expr(cond, "an `if constexpr` condition") else {
+                    return;
+                };
+                if c.as_bool() {
+                    self.scoped(then_);
+                } else if let Some(e) = else_ {
+                    self.scoped(e);
+                }
+            }
+            StmtKind::If {
+                constexpr_: false,
+                cond,
+                then_,
+                else_,
+            } => {
                 let Some(c) = self.rvalue(cond).and_then(|c| self.condition(c, cond.span)) else {
                     return;
                 };
@@ -121,16 +143,9 @@ impl FnLowerer<'_, '_> {
                 }
             }
             StmtKind::Return(value) => self.ret(value.as_ref(), st),
-            StmtKind::StaticAssert { cond, message } => match self.eval_const(cond) {
-                Some(c) if c.as_bool() => {}
-                Some(_) => {
-                    let m = message
-                        .clone()
-                        .unwrap_or_else(|| "static assertion failed".into());
-                    self.error(format!("static_assert failed: {m}"), st.span);
-                }
-                None => self.error("static_assert needs a constant condition", cond.span),
-            },
+            StmtKind::StaticAssert { cond, message } => {
+                self.check_static_assert(cond, message.as_deref(), st.span)
+            }
             StmtKind::Empty | StmtKind::Error => {}
         }
     }
@@ -144,25 +159,31 @@ impl FnLowerer<'_, '_> {
     }
 
     fn ret(&mut self, value: Option<&Expr>, st: &Stmt) {
-        match self.inlines.last() {
-            None => {
-                if let Some(v) = value {
-                    self.error(
-                        "a kernel returns `void`; `return` takes no value here",
-                        v.span,
-                    );
-                    return;
-                }
-                self.s.ret();
+        let Some(ctx) = self.inlines.last() else {
+            if let Some(v) = value {
+                self.error(
+                    "a kernel returns `void`; `return` takes no value here",
+                    v.span,
+                );
+                return;
             }
-            Some(ctx) => {
-                let (ret_block, ret_ty, slots) =
-                    (ctx.ret_block, ctx.ret_ty.clone(), ctx.ret_slots.clone());
-                match (value, &ret_ty) {
+            self.s.ret();
+            return;
+        };
+        let ret_block = ctx.ret_block;
+        match &ctx.ret {
+            ReturnSlot::Value { ty, slots } => {
+                let (ty, slots) = (ty.clone(), slots.clone());
+                match (value, &ty) {
                     (None, Ty::Void) => {}
                     (Some(v), Ty::Void) => {
-                        self.error("this function returns `void`", v.span);
-                        return;
+                        // `return f();` where f returns void is allowed.
+                        if let Some(r) = self.rvalue(v)
+                            && r.ty != Ty::Void
+                        {
+                            self.error("this function returns `void`", v.span);
+                            return;
+                        }
                     }
                     (None, _) => {
                         self.error("this function must return a value", st.span);
@@ -177,10 +198,115 @@ impl FnLowerer<'_, '_> {
                         }
                     }
                 }
-                self.at(st.span);
-                self.s.br(ret_block);
+            }
+            ReturnSlot::Deduced(known) => {
+                let known = known.clone();
+                let val = match value {
+                    Some(v) => match self.rvalue(v) {
+                        Some(val) => val,
+                        None => return,
+                    },
+                    None => Val::void(),
+                };
+                let slots = match known {
+                    Some((ty, slots)) => {
+                        let Some(val2) = self.convert(val.clone(), &ty, false, st.span) else {
+                            return;
+                        };
+                        for (s, p) in slots.iter().zip(&val2.parts) {
+                            self.s.write(*s, *p);
+                        }
+                        None
+                    }
+                    None => {
+                        let slots = self.new_slots(&val.ty);
+                        for (s, p) in slots.iter().zip(&val.parts) {
+                            self.s.write(*s, *p);
+                        }
+                        Some((val.ty.clone(), slots))
+                    }
+                };
+                if let Some(first) = slots
+                    && let Some(ctx) = self.inlines.last_mut()
+                {
+                    ctx.ret = ReturnSlot::Deduced(Some(first));
+                }
+            }
+            ReturnSlot::Reference { is_const, place } => {
+                let (is_const, known) = (*is_const, place.clone());
+                let Some(v) = value else {
+                    self.error("this function must return a reference", st.span);
+                    return;
+                };
+                let Some(p) = self.place(v) else { return };
+                let p = match p {
+                    Place::Var { ty, slots, .. } => Place::Var {
+                        ty,
+                        slots,
+                        is_const,
+                    },
+                    Place::Mem {
+                        ty,
+                        addr,
+                        offset,
+                        space,
+                        is_const: c,
+                    } => Place::Mem {
+                        ty,
+                        addr,
+                        offset,
+                        space,
+                        is_const: c || is_const,
+                    },
+                    other => other,
+                };
+                let new = match (&known, &p) {
+                    (None, Place::Mem { addr, offset, .. }) => {
+                        let a = self.mem_addr(*addr, *offset);
+                        let slot = self.s.new_slot(Type::U64);
+                        self.s.write(slot, a);
+                        Some((p.clone(), Some(slot)))
+                    }
+                    (None, _) => Some((p.clone(), None)),
+                    (
+                        Some((Place::Mem { ty, space, .. }, Some(slot))),
+                        Place::Mem {
+                            ty: t2,
+                            space: s2,
+                            addr,
+                            offset,
+                            ..
+                        },
+                    ) if ty == t2 && space == s2 => {
+                        let a = self.mem_addr(*addr, *offset);
+                        self.s.write(*slot, a);
+                        None
+                    }
+                    (Some((Place::Var { slots, .. }, _)), Place::Var { slots: s2, .. })
+                        if slots == s2 =>
+                    {
+                        None
+                    }
+                    _ => {
+                        self.error(
+                            "returning references to different kinds of objects from one function is not supported",
+                            v.span,
+                        );
+                        return;
+                    }
+                };
+                if let Some(n) = new
+                    && let Some(ctx) = self.inlines.last_mut()
+                {
+                    ctx.ret = ReturnSlot::Reference {
+                        is_const,
+                        place: Some(n),
+                    };
+                }
             }
         }
+        self.at(st.span);
+        self.s.br(ret_block);
     }
 
     /// `for`, `while` and `do`-`while`.
@@ -259,7 +385,7 @@ impl FnLowerer<'_, '_> {
         let mut labels: Vec<(Option<i128>, usize, ast::Stmt)> = Vec::new();
         for (i, s2) in stmts.iter().enumerate() {
             match &s2.kind {
-                StmtKind::Case(e) => match self.eval_const(e) {
+                StmtKind::Case(e) => match self.const_expr(e, "a `case` label") {
                     Some(c) if !c.ty.is_float() => {
                         let k = c.cast(s).as_i128();
                         if labels.iter().any(|l| l.0 == Some(k)) {
@@ -267,7 +393,8 @@ impl FnLowerer<'_, '_> {
                         }
                         labels.push((Some(k), i, s2.clone()));
                     }
-                    _ => self.error("a case label must be an integer constant", e.span),
+                    Some(_) => self.error("a case label must be an integer constant", e.span),
+                    None => {}
                 },
                 StmtKind::Default => {
                     if labels.iter().any(|l| l.0.is_none()) {
@@ -326,68 +453,83 @@ impl FnLowerer<'_, '_> {
         self.s.switch_to(exit);
     }
 
+    /// Types declared in a function: aliases and enums.
+    fn local_items(&mut self, items: &[ast::Item]) {
+        for item in items {
+            match item {
+                ast::Item::Alias { name, ty, .. } => {
+                    if let Some(d) = self.resolve_type(ty) {
+                        self.bind(&name.name, Binding::Type(d.ty));
+                    }
+                }
+                ast::Item::Enum(e) => {
+                    let ty = match &e.underlying {
+                        None => Ty::INT,
+                        Some(t) => match self.resolve_type(t) {
+                            Some(d) => d.ty,
+                            None => continue,
+                        },
+                    };
+                    let Ty::Scalar(s) = ty else {
+                        self.error("an enum's underlying type must be an integer", e.span);
+                        continue;
+                    };
+                    if let Some(n) = &e.name {
+                        self.bind(&n.name, Binding::Type(ty.clone()));
+                        if e.scoped {
+                            self.error(
+                                "scoped enums (`enum class`) inside functions are not supported yet; declare it outside",
+                                e.span,
+                            );
+                            continue;
+                        }
+                    }
+                    let mut next = consteval::Const::int(s, 0);
+                    for (v, value) in &e.variants {
+                        let c = match value {
+                            Some(x) => match self.const_expr(x, "an enumerator value") {
+                                Some(c) => c.cast(s),
+                                None => next,
+                            },
+                            None => next,
+                        };
+                        self.bind(&v.name, Binding::Const(c));
+                        next = consteval::Const::int(s, c.as_i128() + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// A local variable declaration.
     fn local_var(&mut self, v: &ast::VarDecl) {
         let name = v.name.name.clone();
-        let init_expr = v.init.as_ref().map(|i| match i {
-            Init::Assign(e) => e.clone(),
-            Init::Ctor(args) => match args.as_slice() {
-                [one] => one.clone(),
-                _ => Expr {
-                    kind: ExprKind::Call {
-                        callee: Box::new(Expr {
-                            kind: ExprKind::Name {
-                                path: ast::Path {
-                                    global: false,
-                                    segments: vec![ast::Ident {
-                                        name: type_name_of(&v.ty).unwrap_or_default(),
-                                        span: v.ty.span,
-                                    }],
-                                    span: v.ty.span,
-                                },
-                                args: Vec::new(),
-                            },
-                            span: v.ty.span,
-                        }),
-                        args: args.clone(),
-                    },
-                    span: v.span,
-                },
-            },
-            Init::Brace(items) => Expr {
-                kind: ExprKind::InitList(items.clone()),
-                span: v.span,
-            },
-        });
-        // `auto x = e;`
-        if matches!(strip_quals(&v.ty), TypeKind::Auto) {
-            let Some(e) = &init_expr else {
-                self.error("`auto` needs an initializer", v.span);
-                return;
-            };
-            let Some(val) = self.rvalue(e) else { return };
-            let slots = self.new_slots(&val.ty);
-            for (s, p) in slots.iter().zip(&val.parts) {
-                self.s.write(*s, *p);
-            }
-            self.bind(
-                &name,
-                Binding::Place(Place::Var {
-                    ty: val.ty,
-                    slots,
-                    is_const: false,
-                }),
-            );
+        let auto = matches!(strip_quals(&v.ty), TypeKind::Auto)
+            || matches!(strip_quals(&v.ty), TypeKind::Reference { referent }
+                if matches!(strip_quals(referent), TypeKind::Auto));
+        if auto {
+            self.auto_var(v, &name);
             return;
         }
         let Some(mut d) = self.resolve_type(&v.ty) else {
             return;
         };
+        let list = |items: &Vec<Expr>, span| Expr {
+            kind: ExprKind::InitList(items.clone()),
+            span,
+        };
         if d.unsized_array {
-            match (&d.ty, init_expr.as_ref().map(|e| &e.kind)) {
-                (Ty::Array(e, _), Some(ExprKind::InitList(items))) if !items.is_empty() => {
-                    d.ty = Ty::Array(e.clone(), items.len() as u32);
-                }
+            let n = match &v.init {
+                Some(Init::Assign(Expr {
+                    kind: ExprKind::InitList(items),
+                    ..
+                }))
+                | Some(Init::Brace(items)) => items.len(),
+                _ => 0,
+            };
+            match &d.ty {
+                Ty::Array(e, _) if n > 0 => d.ty = Ty::Array(e.clone(), n as u32),
                 _ => {
                     self.error("an array without a size needs an initializer list", v.span);
                     return;
@@ -406,46 +548,39 @@ impl FnLowerer<'_, '_> {
         if (v.storage.constexpr || d.is_const)
             && !d.is_ref
             && let Ty::Scalar(s) = d.ty
-            && let Some(e) = &init_expr
         {
-            if let Some(c) = self.eval_const(e) {
-                self.bind(&name, Binding::Const(c.cast(s)));
-                return;
-            }
-            if v.storage.constexpr {
-                self.error(
-                    "a `constexpr` variable needs a constant initializer",
-                    e.span,
-                );
-                return;
+            let e = match &v.init {
+                Some(Init::Assign(e)) => Some(e),
+                Some(Init::Ctor(a) | Init::Brace(a)) if a.len() == 1 => Some(&a[0]),
+                _ => None,
+            };
+            if let Some(e) = e {
+                if let Some(c) = self.try_const(e) {
+                    self.bind(&name, Binding::Const(c.cast(s)));
+                    return;
+                }
+                if v.storage.constexpr {
+                    self.const_expr(e, "a `constexpr` variable's initializer");
+                    return;
+                }
             }
         }
         if d.is_ref {
-            let Some(e) = &init_expr else {
-                self.error("a reference needs an initializer", v.span);
-                return;
+            let e = match &v.init {
+                Some(Init::Assign(e)) => e,
+                Some(Init::Ctor(a) | Init::Brace(a)) if a.len() == 1 => &a[0],
+                _ => {
+                    self.error("a reference needs an initializer", v.span);
+                    return;
+                }
             };
-            if !self.is_place_expr(e) {
-                self.error("a reference must be bound to an object", e.span);
-                return;
-            }
-            let Some(p) = self.place(e) else { return };
-            let pty = self.place_ty(&p);
-            if pty != d.ty {
-                let (a, b) = (self.show(&pty), self.show(&d.ty));
-                self.error(
-                    format!("cannot bind a `{a}` to a reference to `{b}`"),
-                    e.span,
-                );
-                return;
-            }
-            self.bind(&name, Binding::Place(p));
+            self.bind_reference(&name, &d, e);
             return;
         }
         let space = d.space.unwrap_or(Space::Thread);
         match space {
             Space::Threadgroup => {
-                if init_expr.is_some() {
+                if v.init.is_some() {
                     self.error("threadgroup variables cannot have initializers", v.span);
                     return;
                 }
@@ -470,23 +605,17 @@ impl FnLowerer<'_, '_> {
                 );
             }
             Space::Constant => {
-                let Some(e) = init_expr else {
-                    self.error("a `constant` variable needs an initializer", v.span);
-                    return;
+                let e = match &v.init {
+                    Some(Init::Assign(e)) => e.clone(),
+                    Some(Init::Brace(items)) => list(items, v.span),
+                    _ => {
+                        self.error("a `constant` variable needs an initializer", v.span);
+                        return;
+                    }
                 };
                 let size = self.g.structs.size(&d.ty);
                 let mut bytes = vec![0u8; size as usize];
-                let consts: HashMap<String, consteval::Const> = self
-                    .scopes
-                    .iter()
-                    .flat_map(|s| s.iter())
-                    .filter_map(|(k, b)| match b {
-                        Binding::Const(c) => Some((k.clone(), *c)),
-                        _ => None,
-                    })
-                    .collect();
-                let lookup = move |n: &str| consts.get(n).copied();
-                if !self.g.const_init_bytes(&d.ty, &e, 0, &mut bytes, &lookup) {
+                if !self.const_init_bytes(&d.ty, &e, 0, &mut bytes) {
                     return;
                 }
                 let id = self.g.data.len() as u32;
@@ -514,73 +643,180 @@ impl FnLowerer<'_, '_> {
                 );
             }
             Space::Thread => {
-                let in_memory =
-                    contains_array(&d.ty, &self.g.structs) || self.addr_taken.contains(&name);
-                let value = match &init_expr {
-                    Some(e) => match self.init_value(&d.ty, e) {
-                        Some(v) => Some(v),
-                        None => return,
+                let value = match &v.init {
+                    Some(Init::Assign(e)) => self.init_value(&d.ty, e),
+                    Some(Init::Brace(items)) => self.init_value(&d.ty, &list(items, v.span)),
+                    Some(Init::Ctor(args)) => self.construct_value(&d.ty, args, v.span),
+                    None => match d.ty {
+                        Ty::Struct(id) => self.default_construct(id, v.span),
+                        _ => Some(self.zero(&d.ty)),
                     },
-                    None => None,
                 };
+                let Some(value) = value else { return };
                 self.at(v.span);
-                if in_memory {
-                    let size = self.g.structs.size(&d.ty);
-                    let align = self.g.structs.align(&d.ty);
-                    let id = self.locals.len() as u32;
-                    self.locals.push(Alloc {
-                        size,
-                        align,
-                        name: name.clone(),
-                    });
-                    let addr = self.s.val(Op::LocalAddr(id), Type::U64, &[]);
-                    let place = Place::Mem {
-                        ty: d.ty.clone(),
-                        addr,
-                        offset: 0,
-                        space: Space::Thread,
-                        is_const: false,
+                let place = self.fresh_var(&name, &value, d.is_const);
+                self.bind(&name, Binding::Place(place));
+            }
+        }
+    }
+
+    /// `auto x = e;`, `const auto& r = e;`.
+    fn auto_var(&mut self, v: &ast::VarDecl, name: &str) {
+        let e = match &v.init {
+            Some(Init::Assign(e)) => e.clone(),
+            Some(Init::Ctor(a) | Init::Brace(a)) if a.len() == 1 => a[0].clone(),
+            _ => {
+                self.error("`auto` needs an initializer", v.span);
+                return;
+            }
+        };
+        let is_ref = matches!(strip_quals(&v.ty), TypeKind::Reference { .. });
+        let is_const = matches!(&v.ty.kind, TypeKind::Qualified { quals, .. } if quals.is_const)
+            || matches!(strip_quals(&v.ty), TypeKind::Reference { referent }
+                if matches!(&referent.kind, TypeKind::Qualified { quals, .. } if quals.is_const));
+        if is_ref {
+            let Some(op) = self.operand(&e) else { return };
+            match op {
+                Operand::Place { place, cached } => {
+                    let b = match cached {
+                        Some(value) if is_const => Binding::Cached { place, value },
+                        _ => Binding::Place(place),
                     };
-                    let value = value.unwrap_or_else(|| self.zero(&d.ty));
-                    self.store(&place, &value, v.span);
-                    if let Place::Mem {
-                        ty,
-                        addr,
-                        offset,
-                        space,
-                        ..
-                    } = place
-                    {
-                        self.bind(
-                            &name,
-                            Binding::Place(Place::Mem {
-                                ty,
-                                addr,
-                                offset,
-                                space,
-                                is_const: d.is_const,
-                            }),
-                        );
+                    self.bind(name, b);
+                }
+                Operand::Value(val) => {
+                    if !is_const {
+                        self.error("a non-const reference must be bound to an object", e.span);
+                        return;
                     }
-                } else {
-                    let slots = self.new_slots(&d.ty);
-                    let value = match value {
-                        Some(v) => v,
-                        None => self.zero(&d.ty),
-                    };
-                    for (s, p) in slots.iter().zip(&value.parts) {
-                        self.s.write(*s, *p);
-                    }
-                    self.bind(
-                        &name,
-                        Binding::Place(Place::Var {
-                            ty: d.ty,
-                            slots,
-                            is_const: d.is_const,
-                        }),
-                    );
+                    let p = self.temp(&val, true);
+                    self.bind(name, Binding::Place(p));
                 }
             }
+            return;
+        }
+        if v.storage.constexpr || is_const {
+            match self.try_const(&e) {
+                Some(c) => {
+                    self.bind(name, Binding::Const(c));
+                    return;
+                }
+                None if v.storage.constexpr => {
+                    self.const_expr(&e, "a `constexpr` variable's initializer");
+                    return;
+                }
+                None => {}
+            }
+        }
+        let Some(val) = self.rvalue(&e) else { return };
+        if val.ty == Ty::Void {
+            self.error("cannot declare a variable of type `void`", v.span);
+            return;
+        }
+        self.at(v.span);
+        let place = self.fresh_var(name, &val, is_const);
+        self.bind(name, Binding::Place(place));
+    }
+
+    /// Binds a reference variable `T& r = e;` to its object (a `const` reference to a value
+    /// gets a temporary).
+    fn bind_reference(&mut self, name: &str, d: &crate::lower::DeclType, e: &Expr) {
+        let Some(op) = self.operand(e) else { return };
+        match op {
+            Operand::Place { place, cached } => {
+                let pty = self.place_ty(&place);
+                if pty == d.ty {
+                    let b = match cached {
+                        Some(value) if d.is_const => Binding::Cached { place, value },
+                        _ => Binding::Place(place),
+                    };
+                    self.bind(name, b);
+                    return;
+                }
+                if let (Ty::Struct(have), Ty::Struct(want)) = (&pty, &d.ty)
+                    && let Some(b) = self.base_place(place.clone(), *have, *want)
+                {
+                    self.bind(name, Binding::Place(b));
+                    return;
+                }
+                if !d.is_const {
+                    let (a, b) = (self.show(&pty), self.show(&d.ty));
+                    self.error(
+                        format!("cannot bind a `{a}` to a reference to `{b}`"),
+                        e.span,
+                    );
+                    return;
+                }
+                let Some(v) = self.load(&place, e.span) else {
+                    return;
+                };
+                let Some(v) = self.convert(v, &d.ty, false, e.span) else {
+                    return;
+                };
+                let p = self.temp(&v, true);
+                self.bind(name, Binding::Place(p));
+            }
+            Operand::Value(v) => {
+                if !d.is_const {
+                    self.error("a reference must be bound to an object", e.span);
+                    return;
+                }
+                let Some(v) = self.convert(v, &d.ty, false, e.span) else {
+                    return;
+                };
+                let p = self.temp(&v, true);
+                self.bind(name, Binding::Place(p));
+            }
+        }
+    }
+
+    /// A struct variable declared without an initializer: its default constructor, or its
+    /// default member initializers.
+    pub fn default_construct(
+        &mut self,
+        id: crate::lower::types::StructId,
+        span: crate::source::Span,
+    ) -> Option<Val> {
+        if self.g.has_constructors(id) {
+            return self.construct_object(id, Vec::new(), span);
+        }
+        self.default_object(id, span)
+    }
+
+    /// A new local variable holding `value`: in memory when its address is taken or it
+    /// holds an array (arrays are indexed at run time), in SSA registers otherwise.
+    pub fn fresh_var(&mut self, name: &str, value: &Val, is_const: bool) -> Place {
+        if self.g.addr_taken.contains(name) {
+            return self.memory_var(name, value, is_const);
+        }
+        self.temp(value, is_const)
+    }
+
+    /// A new variable in thread memory holding `value`.
+    pub fn memory_var(&mut self, name: &str, value: &Val, is_const: bool) -> Place {
+        let size = self.g.structs.size(&value.ty);
+        let align = self.g.structs.align(&value.ty);
+        let id = self.locals.len() as u32;
+        self.locals.push(Alloc {
+            size: size.max(1),
+            align,
+            name: name.to_string(),
+        });
+        let addr = self.s.val(Op::LocalAddr(id), Type::U64, &[]);
+        let place = Place::Mem {
+            ty: value.ty.clone(),
+            addr,
+            offset: 0,
+            space: Space::Thread,
+            is_const: false,
+        };
+        self.store(&place, value, crate::source::Span::default());
+        Place::Mem {
+            ty: value.ty.clone(),
+            addr,
+            offset: 0,
+            space: Space::Thread,
+            is_const,
         }
     }
 }
@@ -589,13 +825,6 @@ fn strip_quals(t: &ast::TypeExpr) -> &TypeKind {
     match &t.kind {
         TypeKind::Qualified { inner, .. } => strip_quals(inner),
         k => k,
-    }
-}
-
-fn type_name_of(t: &ast::TypeExpr) -> Option<String> {
-    match strip_quals(t) {
-        TypeKind::Named { path, .. } => Some(path.last().to_string()),
-        _ => None,
     }
 }
 
@@ -630,7 +859,7 @@ pub fn addr_taken_names(stmts: &[Stmt], out: &mut std::collections::HashSet<Stri
                     {
                         base = b;
                     }
-                    if let Name { path, .. } = &base.kind {
+                    if let Name(path) = &base.kind {
                         out.insert(path.last().to_string());
                     }
                 }
@@ -657,7 +886,7 @@ pub fn addr_taken_names(stmts: &[Stmt], out: &mut std::collections::HashSet<Stri
                 expr(base, out);
                 expr(index, out);
             }
-            Cast { expr: x, .. } | SizeofExpr(x) => expr(x, out),
+            Cast { expr: x, .. } | SizeofExpr(x) | PackExpansion(x) => expr(x, out),
             InitList(items) | TypedInitList { elems: items, .. } => {
                 for i in items {
                     expr(i, out);
@@ -682,7 +911,9 @@ pub fn addr_taken_names(stmts: &[Stmt], out: &mut std::collections::HashSet<Stri
             StmtKind::Expr(e) | StmtKind::Case(e) => expr(e, out),
             StmtKind::Return(Some(e)) => expr(e, out),
             StmtKind::Block(b) => b.stmts.iter().for_each(|s| stmt(s, out)),
-            StmtKind::If { cond, then_, else_ } => {
+            StmtKind::If {
+                cond, then_, else_, ..
+            } => {
                 expr(cond, out);
                 stmt(then_, out);
                 if let Some(e) = else_ {

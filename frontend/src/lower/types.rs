@@ -198,6 +198,9 @@ pub enum Ty {
     /// An atomic object (`atomic_int`, `atomic<float>`); only reachable through pointers and
     /// references and only usable by the atomic functions.
     Atomic(Scalar),
+    /// `simdgroup_matrix<T, 8, 8>`: each thread holds two elements (see
+    /// `metalsim_isa::matrix_element`).
+    SimdMatrix(Scalar),
 }
 
 /// What a pointer points to.
@@ -323,6 +326,7 @@ impl Structs {
             Ty::Array(e, n) => self.size(e).saturating_mul(*n),
             Ty::Struct(id) => self.get(*id).size,
             Ty::Pointer(_) => 8,
+            Ty::SimdMatrix(s) => 2 * s.size(),
         }
     }
 
@@ -342,6 +346,7 @@ impl Structs {
             Ty::Array(e, _) => self.align(e),
             Ty::Struct(id) => self.get(*id).align,
             Ty::Pointer(_) => 8,
+            Ty::SimdMatrix(s) => s.size(),
         }
     }
 
@@ -375,6 +380,10 @@ impl Structs {
                 }
             }
             Ty::Pointer(_) => out.push((Type::U64, base)),
+            Ty::SimdMatrix(s) => {
+                out.push((s.isa(), base));
+                out.push((s.isa(), base + s.size()));
+            }
         }
     }
 
@@ -383,6 +392,7 @@ impl Structs {
         match ty {
             Ty::Void => 0,
             Ty::Scalar(_) | Ty::Atomic(_) | Ty::Pointer(_) => 1,
+            Ty::SimdMatrix(_) => 2,
             Ty::Vector { len, .. } => *len as usize,
             Ty::Array(e, n) => self.leaf_count(e).saturating_mul(*n as usize),
             Ty::Struct(id) => self
@@ -416,6 +426,7 @@ impl Structs {
                 self.display(&p.pointee)
             ),
             Ty::Atomic(s) => format!("atomic_{}", s.name()),
+            Ty::SimdMatrix(s) => format!("simdgroup_{}8x8", s.name()),
         }
     }
 }
@@ -433,10 +444,10 @@ pub fn builtin_type(name: &str) -> Option<Ty> {
     if !(b'2'..=b'4').contains(&last) {
         return None;
     }
-    let elem = Scalar::from_name(&rest[..rest.len() - 1])?;
-    if rest.len() < 2 || elem.size() > 4 && elem != Scalar::Long && elem != Scalar::ULong {
+    if rest.len() < 2 {
         return None;
     }
+    let elem = Scalar::from_name(&rest[..rest.len() - 1])?;
     Some(Ty::Vector {
         elem,
         len: last - b'0',

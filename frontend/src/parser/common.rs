@@ -5,7 +5,7 @@ use chumsky::input::InputRef;
 use chumsky::label::LabelError;
 use chumsky::prelude::*;
 
-use crate::ast::{Ident, Path};
+use crate::ast::Ident;
 use crate::token::{Keyword, Punct, Token};
 
 use super::{Ctx, Error, Ex, In, sp};
@@ -33,23 +33,6 @@ pub fn ident<'a>() -> impl Parser<'a, In<'a>, Ident, Ex<'a>> + Clone {
 /// An identifier spelled `name`.
 pub fn ident_named<'a>(name: &'static str) -> impl Parser<'a, In<'a>, (), Ex<'a>> + Clone {
     select! { Token::Ident(s) if &*s == name => () }.labelled(name)
-}
-
-/// A possibly qualified name: `x`, `metal::max`, `::x`.
-pub fn path<'a>() -> impl Parser<'a, In<'a>, Path, Ex<'a>> + Clone {
-    punct(Punct::ColonColon)
-        .or_not()
-        .then(
-            ident()
-                .separated_by(punct(Punct::ColonColon).labelled("operator"))
-                .at_least(1)
-                .collect::<Vec<_>>(),
-        )
-        .map_with(|(global, segments), e| Path {
-            global: global.is_some(),
-            segments,
-            span: sp(e),
-        })
 }
 
 /// The "expected `label`, found ..." error at the token at `i`.

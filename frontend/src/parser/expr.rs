@@ -9,12 +9,12 @@
 use chumsky::pratt::{infix, left, postfix, prefix, right};
 use chumsky::prelude::*;
 
-use crate::ast::{BinaryOp, CastKind, Expr, ExprKind, Ident, Path, PostfixOp, UnaryOp};
+use crate::ast::{BinaryOp, CastKind, Expr, ExprKind, Path, PostfixOp, UnaryOp};
 use crate::lexer::{parse_float, parse_int};
 use crate::source::Span;
 use crate::token::{Keyword, Punct, Token};
 
-use super::common::{custom_error, guard, ident, ident_named, kw, path, punct, skip_with};
+use super::common::{custom_error, guard, ident, ident_named, kw, punct, skip_with};
 use super::types::TypeParsers;
 use super::{BoxedP, Ctx, Ex, Extra, In, sp};
 
@@ -67,16 +67,23 @@ fn pieces<'a>(assign: BoxedP<'a, Expr>) -> ExprParsers<'a> {
         )
         .labelled("expression")
         .boxed();
-    let targ_expr = template_arg_expr(expr.clone());
-    let types = TypeParsers::new(assign.clone(), targ_expr);
-    let args = assign
+    let types = TypeParsers::new(assign.clone(), expr.clone());
+    // A list element may be a pack expansion `xs...`.
+    let element = assign
+        .clone()
+        .then(punct(Punct::Ellipsis).or_not())
+        .map_with(|(x, pack), e| match pack {
+            Some(_) => self::expr(ExprKind::PackExpansion(Box::new(x)), sp(e)),
+            None => x,
+        })
+        .boxed();
+    let args = element
         .clone()
         .separated_by(punct(Punct::Comma))
         .collect::<Vec<_>>()
         .delimited_by(punct(Punct::LParen), punct(Punct::RParen))
         .boxed();
-    let brace_list = assign
-        .clone()
+    let brace_list = element
         .separated_by(punct(Punct::Comma))
         .allow_trailing()
         .collect::<Vec<_>>()
@@ -130,21 +137,22 @@ fn literal<'a>(string: BoxedP<'a, String>) -> BoxedP<'a, ExprKind> {
         .boxed()
 }
 
-/// A template argument value: literals, names, parenthesized expressions and arithmetic,
-/// but no `<`, `>` or anything looser (`vec<float, N * 2>`).
-fn template_arg_expr<'a>(full: BoxedP<'a, Expr>) -> BoxedP<'a, Expr> {
+/// A template argument value: literals, names (`Traits<T>::size`), `sizeof`,
+/// parenthesized expressions and arithmetic, but no `<`, `>` or anything looser
+/// (`vec<float, N * 2>`).
+pub(crate) fn template_arg_expr<'a>(
+    full: BoxedP<'a, Expr>,
+    path: BoxedP<'a, Path>,
+) -> BoxedP<'a, Expr> {
     let string = select! { Token::Str(s) => s.to_string() }.boxed();
+    let sizeof_pack = kw(Keyword::Sizeof)
+        .then(punct(Punct::Ellipsis))
+        .ignore_then(ident().delimited_by(punct(Punct::LParen), punct(Punct::RParen)))
+        .map(ExprKind::SizeofPack);
     let atom = choice((
         literal(string).map_with(|k, e| expr(k, sp(e))),
-        path().map_with(|path, e| {
-            expr(
-                ExprKind::Name {
-                    path,
-                    args: Vec::new(),
-                },
-                sp(e),
-            )
-        }),
+        sizeof_pack.map_with(|k, e| expr(k, sp(e))),
+        path.map_with(|path, e| expr(ExprKind::Name(path), sp(e))),
         full.delimited_by(punct(Punct::LParen), punct(Punct::RParen)),
     ));
     atom.pratt((
@@ -233,18 +241,6 @@ fn binary(lhs: Expr, op: BinaryOp, rhs: Expr, e: &mut Extra<'_, '_>) -> Expr {
     )
 }
 
-/// A one-segment path.
-fn simple_path(name: &str, span: Span) -> Path {
-    Path {
-        global: false,
-        segments: vec![Ident {
-            name: name.to_string(),
-            span,
-        }],
-        span,
-    }
-}
-
 impl<'a> ExprParsers<'a> {
     /// The assignment-expression parser: atoms and every operator but the comma.
     fn assign_level(&self) -> BoxedP<'a, Expr> {
@@ -328,20 +324,16 @@ impl<'a> ExprParsers<'a> {
             .ignore_then(ty.named.clone())
             .then(self.brace_list.clone())
             .map(|(ty, elems)| ExprKind::TypedInitList { ty, elems });
-        let name = path()
-            .then(ty.targs.clone().or_not())
-            .map(|(path, args)| ExprKind::Name {
-                path,
-                args: args.unwrap_or_default(),
-            });
+        let name = ty.path.clone().map(ExprKind::Name);
+        let sizeof_pack = kw(Keyword::Sizeof)
+            .then(punct(Punct::Ellipsis))
+            .ignore_then(ident().delimited_by(punct(Punct::LParen), punct(Punct::RParen)))
+            .map(ExprKind::SizeofPack);
         let this_or_null = select! {
             Token::Keyword(Keyword::This) => "this",
             Token::Keyword(Keyword::Nullptr) => "nullptr",
         }
-        .map_with(|n, e| ExprKind::Name {
-            path: simple_path(n, sp(e)),
-            args: Vec::new(),
-        });
+        .map_with(|n, e| ExprKind::Name(Path::simple(n, sp(e))));
         let lambda = skip_with("expression", Ctx::skip_lambda).validate(|_, e, emitter| {
             emitter.emit(custom_error(
                 e.span(),
@@ -355,6 +347,7 @@ impl<'a> ExprParsers<'a> {
             keyword_cast,
             as_type,
             dynamic_cast,
+            sizeof_pack,
             sizeof_type,
             alignof,
             typed_init,
@@ -375,7 +368,9 @@ impl<'a> ExprParsers<'a> {
         );
         let sizeof = kw(Keyword::Sizeof)
             .labelled("expression")
-            .ignore_then(guard("expression", |c, i| !c.cast_starts(i)));
+            .ignore_then(guard("expression", |c, i| {
+                !c.cast_starts(i) && !c.is(i, Punct::Ellipsis)
+            }));
         let forbidden = select! {
             Token::Keyword(Keyword::New) => "`new` is not supported: MSL has no dynamic memory allocation",
             Token::Keyword(Keyword::Delete) => "`delete` is not supported: MSL has no dynamic memory allocation",

@@ -1,30 +1,47 @@
-//! Top-level declarations: functions, structs, program-scope variables, aliases,
-//! namespaces, `using`, `static_assert`, and the constructs recognized but not supported yet
-//! (templates, enums, unions, vertex and fragment functions).
+//! Declarations: functions, structs and their members, enums, program-scope variables,
+//! aliases, namespaces, `using`, templates (heads, specializations, explicit
+//! instantiations) and `static_assert`, plus the constructs recognized but not supported
+//! yet (unions, vertex and fragment functions).
 
 use chumsky::prelude::*;
 
 use crate::ast::{
-    Attribute, Block, Field, FnSpecifiers, FunctionDef, Ident, Item, Param, StructDef,
-    TranslationUnit,
+    Attribute, Block, EnumDef, Expr, Field, FnKind, FnSpecifiers, FunctionDef, Ident, Init,
+    Instantiation, Item, MemberInit, Param, Path, PathSegment, Qualifiers, StructDef, TemplateArg,
+    TemplateParam, TemplateParamKind, TranslationUnit, TypeExpr, TypeKind,
 };
 use crate::source::Span;
 use crate::token::{Keyword, Punct, Token};
 
-use super::common::{custom_error, guard, ident, kw, path, punct, skip_with};
+use super::common::{custom_error, guard, ident, kw, punct, skip_with};
 use super::expr::{ExprParsers, expr_parsers};
 use super::stmt::{global_var_decl, stmt_parsers};
 use super::types::{Declarator, PtrOp, Spec, build_type, named_type};
 use super::{BoxedP, Ctx, Ex, In, sp};
+
+/// How a function's declaration ends.
+#[derive(Clone)]
+enum FnBody {
+    /// `{ ... }`
+    Block(Block),
+    /// `;`
+    Declaration,
+    /// `= default;`
+    Default,
+    /// `= delete;`
+    Delete,
+}
 
 /// A parsed function head and body, before deciding what item it becomes.
 struct FnParts {
     attrs: Vec<Attribute>,
     spec: Spec,
     ptrs: Vec<PtrOp>,
-    name: Ident,
+    name: Path,
     params: Vec<Param>,
-    body: Option<Block>,
+    quals: Qualifiers,
+    trailing: Option<TypeExpr>,
+    body: FnBody,
     span: Span,
 }
 
@@ -33,18 +50,8 @@ struct FnParts {
 struct FieldDeclarator {
     declarator: Declarator,
     bit_field: bool,
-    initialized: bool,
+    init: Option<Init>,
     span: Span,
-}
-
-/// What a struct member turned into.
-#[derive(Clone)]
-enum Member {
-    Fields(Vec<Field>),
-    Method(FunctionDef),
-    Nothing,
-    Unsupported(&'static str, Span),
-    Invalid,
 }
 
 /// The whole-file parser.
@@ -62,15 +69,32 @@ pub(crate) fn translation_unit<'a>() -> impl Parser<'a, In<'a>, TranslationUnit,
     })
 }
 
+/// Splits a declarator-id `a::B<T>::f<int>` into the qualifier segments, the name and the
+/// name's template arguments.
+fn split_name(mut name: Path) -> (Vec<PathSegment>, Ident, Option<Vec<TemplateArg>>) {
+    let last = name.segments.pop().unwrap_or(PathSegment {
+        name: Ident {
+            name: String::new(),
+            span: name.span,
+        },
+        args: Vec::new(),
+    });
+    let args = (!last.args.is_empty()).then_some(last.args);
+    (name.segments, last.name, args)
+}
+
 /// Finishes a function: a [`FunctionDef`], or an `Unsupported` item for vertex and fragment
-/// functions; fails with the message for a specifier MSL forbids (`virtual`).
-fn finish_function(parts: FnParts) -> Result<Item, &'static str> {
+/// functions; fails with the message for a specifier MSL forbids (`virtual`). `None` for a
+/// defaulted function other than a default constructor (the implicit one is the same).
+fn finish_function(parts: FnParts, kind: FnKind) -> Result<Option<Item>, &'static str> {
     let FnParts {
         attrs,
         spec,
         ptrs,
         name,
         params,
+        quals,
+        trailing,
         body,
         span,
     } = parts;
@@ -85,36 +109,280 @@ fn finish_function(parts: FnParts) -> Result<Item, &'static str> {
         })
     });
     if let Some(what) = stage {
-        return Ok(Item::Unsupported {
+        return Ok(Some(Item::Unsupported {
             what: what.to_string(),
             span,
-        });
+        }));
     }
     let mut specifiers = spec.fns;
     specifiers.kernel |= attrs.iter().any(|a| a.name.name == "kernel");
-    Ok(Item::Function(FunctionDef {
+    let (scope, name, spec_args) = split_name(name);
+    let (body, deleted) = match body {
+        FnBody::Block(b) => (Some(b), false),
+        FnBody::Declaration => (None, false),
+        FnBody::Delete => (None, true),
+        FnBody::Default if params.is_empty() && kind == FnKind::Constructor => (
+            Some(Block {
+                stmts: Vec::new(),
+                span,
+            }),
+            false,
+        ),
+        FnBody::Default => return Ok(None),
+    };
+    let ret = match trailing {
+        Some(t) => t,
+        None => build_type(&spec, &ptrs, &[]),
+    };
+    Ok(Some(Item::Function(FunctionDef {
         name,
+        scope,
+        spec_args,
+        kind,
         specifiers,
         attrs,
-        ret: build_type(&spec, &ptrs, &[]),
+        ret,
         params,
+        method_quals: quals,
+        inits: Vec::new(),
+        deleted,
         body,
         span,
-    }))
+    })))
 }
 
 /// `(void)` means no parameters.
 fn drop_void(params: Vec<Param>) -> Vec<Param> {
     let is_void = |p: &Param| {
         p.name.is_none()
-            && matches!(&p.ty.kind, crate::ast::TypeKind::Named { path, args }
-                if args.is_empty() && path.to_text() == "void")
+            && matches!(&p.ty.kind, TypeKind::Named(path) if path.is_plain() && path.last() == "void")
     };
     if params.len() == 1 && is_void(&params[0]) {
         Vec::new()
     } else {
         params
     }
+}
+
+/// Qualifiers after a parameter list: `const`, `volatile`, `noexcept`, address spaces.
+fn method_quals<'a>() -> impl Parser<'a, In<'a>, Qualifiers, Ex<'a>> + Clone {
+    #[derive(Clone, Copy)]
+    enum Q {
+        Const,
+        Volatile,
+        Space(crate::ast::AddressSpace),
+        Other,
+    }
+    use crate::ast::AddressSpace as A;
+    select! {
+        Token::Keyword(Keyword::Const) => Q::Const,
+        Token::Keyword(Keyword::Volatile) => Q::Volatile,
+        Token::Keyword(Keyword::Noexcept) => Q::Other,
+        Token::Keyword(Keyword::Device) => Q::Space(A::Device),
+        Token::Keyword(Keyword::Constant) => Q::Space(A::Constant),
+        Token::Keyword(Keyword::Threadgroup) => Q::Space(A::Threadgroup),
+        Token::Keyword(Keyword::Thread) => Q::Space(A::Thread),
+    }
+    .repeated()
+    .collect::<Vec<_>>()
+    .map(|qs| {
+        let mut out = Qualifiers::default();
+        for q in qs {
+            match q {
+                Q::Const => out.is_const = true,
+                Q::Volatile => out.is_volatile = true,
+                Q::Space(s) => out.space = Some(s),
+                Q::Other => {}
+            }
+        }
+        out
+    })
+}
+
+/// `template <params>`.
+fn template_head<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<TemplateParam>> {
+    let ty = &ep.types;
+    let ellipsis = || punct(Punct::Ellipsis).or_not().map(|e| e.is_some());
+    let type_default = punct(Punct::Assign)
+        .ignore_then(ty.type_id.clone())
+        .map(TemplateArg::Type);
+    let type_param = guard("template parameter", Ctx::type_param_starts)
+        .ignore_then(choice((kw(Keyword::Typename), kw(Keyword::Class))))
+        .ignore_then(ellipsis())
+        .then(ident().or_not())
+        .then(type_default.or_not())
+        .map_with(|((pack, name), default), e| TemplateParam {
+            kind: TemplateParamKind::Type,
+            name,
+            pack,
+            default,
+            span: sp(e),
+        });
+    let template_param = kw(Keyword::Template)
+        .ignore_then(skip_with("`<`", Ctx::skip_angles))
+        .ignore_then(choice((kw(Keyword::Typename), kw(Keyword::Class))))
+        .ignore_then(ellipsis())
+        .then(ident().or_not())
+        .then(
+            punct(Punct::Assign)
+                .ignore_then(ty.type_id.clone())
+                .map(TemplateArg::Type)
+                .or_not(),
+        )
+        .map_with(|((pack, name), default), e| TemplateParam {
+            kind: TemplateParamKind::Template,
+            name,
+            pack,
+            default,
+            span: sp(e),
+        });
+    let value_default = punct(Punct::Assign).ignore_then(choice((
+        guard("type", Ctx::type_starts)
+            .ignore_then(ty.type_id.clone())
+            .map(TemplateArg::Type),
+        super::expr::template_arg_expr(ep.expr.clone(), ty.path.clone()).map(TemplateArg::Expr),
+    )));
+    let value_param = ty
+        .spec
+        .clone()
+        .then(ty.ptr_ops.clone())
+        .then(ellipsis())
+        .then(ident().or_not())
+        .then(value_default.or_not())
+        .map_with(|((((spec, ptrs), pack), name), default), e| TemplateParam {
+            kind: TemplateParamKind::Value(build_type(&spec, &ptrs, &[])),
+            name,
+            pack,
+            default,
+            span: sp(e),
+        });
+    kw(Keyword::Template)
+        .ignore_then(
+            choice((type_param, template_param, value_param))
+                .labelled("template parameter")
+                .separated_by(punct(Punct::Comma))
+                .collect::<Vec<_>>()
+                .delimited_by(punct(Punct::Lt), punct(Punct::Gt)),
+        )
+        .boxed()
+}
+
+/// `using X = T;` and `typedef T X, *Y;`: aliases, also allowed inside functions.
+fn alias_items<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
+    let ty = &ep.types;
+    let semi = || punct(Punct::Semi);
+    let using_alias = kw(Keyword::Using)
+        .ignore_then(ident())
+        .then_ignore(ty.attrs.clone())
+        .then_ignore(punct(Punct::Assign))
+        .then(ty.type_id.clone())
+        .then_ignore(semi())
+        .map_with(|(name, ty), e| {
+            vec![Item::Alias {
+                name,
+                ty,
+                span: sp(e),
+            }]
+        });
+    let alias_declarator = ty
+        .ptr_ops
+        .clone()
+        .then(ident())
+        .then(ty.dims.clone())
+        .map(|((ptrs, name), dims)| (ptrs, name, dims));
+    let typedef = kw(Keyword::Typedef)
+        .ignore_then(ty.spec.clone())
+        .then(
+            alias_declarator
+                .separated_by(punct(Punct::Comma))
+                .at_least(1)
+                .collect::<Vec<_>>(),
+        )
+        .then_ignore(semi())
+        .map_with(|(spec, ds), e| {
+            let span = sp(e);
+            ds.into_iter()
+                .map(|(ptrs, name, dims)| Item::Alias {
+                    name,
+                    ty: build_type(&spec, &ptrs, &dims),
+                    span,
+                })
+                .collect::<Vec<_>>()
+        });
+    choice((using_alias, typedef)).boxed()
+}
+
+/// The body of an enum: `{ A, B = 3, }`.
+fn enum_body<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<(Ident, Option<Expr>)>> {
+    ident()
+        .then_ignore(ep.types.attrs.clone())
+        .then(punct(Punct::Assign).ignore_then(ep.assign.clone()).or_not())
+        .separated_by(punct(Punct::Comma))
+        .allow_trailing()
+        .collect::<Vec<_>>()
+        .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace))
+        .boxed()
+}
+
+/// `enum E : T { ... };`, `enum class E { ... };`, `typedef enum { ... } E;`.
+fn enum_items<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
+    let ty = &ep.types;
+    let scoped = choice((kw(Keyword::Class), kw(Keyword::Struct)))
+        .or_not()
+        .map(|s| s.is_some());
+    let plain = kw(Keyword::Enum)
+        .ignore_then(scoped)
+        .then_ignore(ty.attrs.clone())
+        .then(ident().or_not())
+        .then(punct(Punct::Colon).ignore_then(ty.type_id.clone()).or_not())
+        .then(enum_body(ep))
+        .then_ignore(punct(Punct::Semi))
+        .map_with(|(((scoped, name), underlying), variants), e| {
+            vec![Item::Enum(EnumDef {
+                name,
+                scoped,
+                underlying,
+                variants,
+                span: sp(e),
+            })]
+        });
+    let typedef = kw(Keyword::Typedef)
+        .ignore_then(kw(Keyword::Enum))
+        .ignore_then(ident().or_not())
+        .then(punct(Punct::Colon).ignore_then(ty.type_id.clone()).or_not())
+        .then(enum_body(ep))
+        .then(ident())
+        .then_ignore(punct(Punct::Semi))
+        .map_with(|(((tag, underlying), variants), alias), e| {
+            let span = sp(e);
+            let mut items = vec![Item::Enum(EnumDef {
+                name: Some(tag.clone().unwrap_or_else(|| alias.clone())),
+                scoped: false,
+                underlying,
+                variants,
+                span,
+            })];
+            if let Some(tag) = tag.filter(|t| t.name != alias.name) {
+                items.push(Item::Alias {
+                    name: alias,
+                    ty: named_type(&tag.name, tag.span),
+                    span,
+                });
+            }
+            items
+        });
+    let forward = kw(Keyword::Enum)
+        .then(choice((kw(Keyword::Class), kw(Keyword::Struct))).or_not())
+        .then(ident())
+        .then(punct(Punct::Colon).ignore_then(ty.type_id.clone()).or_not())
+        .then(punct(Punct::Semi))
+        .to(Vec::new());
+    choice((plain, typedef, forward)).boxed()
+}
+
+/// The declarations allowed inside a function body: aliases and enums.
+pub(crate) fn local_items<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
+    choice((alias_items(ep), enum_items(ep))).boxed()
 }
 
 fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
@@ -127,13 +395,14 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
         .clone()
         .then(ty.spec.clone())
         .then(ty.ptr_ops.clone())
+        .then(punct(Punct::Ellipsis).or_not())
         .then(ident().or_not())
         .then(ty.attrs.clone())
         .then(ty.dims.clone())
         .then(ty.attrs.clone())
         .then(punct(Punct::Assign).ignore_then(ep.assign.clone()).or_not())
         .map_with(
-            |(((((((mut attrs, spec), ptrs), name), a1), dims), a2), default), e| {
+            |((((((((mut attrs, spec), ptrs), pack), name), a1), dims), a2), default), e| {
                 attrs.extend(a1);
                 attrs.extend(a2);
                 Param {
@@ -141,6 +410,7 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
                     name,
                     attrs,
                     default,
+                    pack: pack.is_some(),
                     span: sp(e),
                 }
             },
@@ -167,22 +437,46 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
             name: format!("operator{op}"),
             span: sp(e),
         });
+    // A declarator-id: `f`, `f<int>`, `Tile<T>::load`, `operator+`, `Tile<T>::operator[]`.
+    let declarator_id = ty
+        .segment
+        .clone()
+        .then_ignore(punct(Punct::ColonColon))
+        .repeated()
+        .collect::<Vec<_>>()
+        .then(choice((
+            operator_name.map(|name| PathSegment {
+                name,
+                args: Vec::new(),
+            }),
+            ty.segment.clone(),
+        )))
+        .map_with(|(mut segments, last), e| {
+            segments.push(last);
+            Path {
+                global: false,
+                segments,
+                span: sp(e),
+            }
+        })
+        .boxed();
     let fn_name = ty
         .ptr_ops
         .clone()
-        .then(choice((ident(), operator_name)))
+        .then(declarator_id.clone())
         .labelled("identifier");
-    let trailing = select! {
-        Token::Keyword(Keyword::Const) => (),
-        Token::Keyword(Keyword::Volatile) => (),
-        Token::Keyword(Keyword::Noexcept) => (),
-        Token::Keyword(Keyword::Device) => (),
-        Token::Keyword(Keyword::Constant) => (),
-        Token::Keyword(Keyword::Threadgroup) => (),
-        Token::Keyword(Keyword::Thread) => (),
-    }
-    .repeated();
-    let body = choice((sp_.block.clone().map(Some), semi().to(None)));
+    let body = choice((
+        sp_.block.clone().map(FnBody::Block),
+        semi().to(FnBody::Declaration),
+        punct(Punct::Assign)
+            .ignore_then(choice((
+                kw(Keyword::Default).to(FnBody::Default),
+                kw(Keyword::Delete).to(FnBody::Delete),
+            )))
+            .then_ignore(semi()),
+    ))
+    .boxed();
+    let trailing_ret = punct(Punct::Arrow).ignore_then(ty.type_id.clone()).or_not();
     let function = ty
         .attrs
         .clone()
@@ -190,11 +484,16 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
         .then(fn_name)
         .then(ty.attrs.clone())
         .then(params.clone())
-        .then_ignore(trailing)
+        .then(method_quals())
+        .then(trailing_ret)
         .then(ty.attrs.clone())
         .then(body.clone())
         .map_with(
-            |((((((mut attrs, spec), (ptrs, name)), a1), params), a2), body), e| {
+            |(
+                (((((((mut attrs, spec), (ptrs, name)), a1), params), quals), trailing), a2),
+                body,
+            ),
+             e| {
                 attrs.extend(a1);
                 attrs.extend(a2);
                 FnParts {
@@ -203,19 +502,42 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
                     ptrs,
                     name,
                     params,
+                    quals,
+                    trailing,
                     body,
                     span: sp(e),
                 }
             },
         )
         .boxed();
-    let as_item = |parts: FnParts, e: &mut super::Extra<'a, '_>| {
-        finish_function(parts).unwrap_or_else(|message| {
-            let span = e.span();
-            e.emit(custom_error(span, message, "not available in MSL"));
-            Item::Error(sp(e))
+    let as_items =
+        |parts: FnParts, kind: FnKind, e: &mut super::Extra<'a, '_>| match finish_function(
+            parts, kind,
+        ) {
+            Ok(item) => item.into_iter().collect::<Vec<_>>(),
+            Err(message) => {
+                let span = e.span();
+                e.emit(custom_error(span, message, "not available in MSL"));
+                vec![Item::Error(sp(e))]
+            }
+        };
+    let fn_words = select! {
+        Token::Keyword(Keyword::Inline) => FnSpecifiers { inline: true, ..FnSpecifiers::default() },
+        Token::Keyword(Keyword::Constexpr) => FnSpecifiers { constexpr: true, ..FnSpecifiers::default() },
+        Token::Keyword(Keyword::Explicit) => FnSpecifiers::default(),
+        Token::Keyword(Keyword::Static) => FnSpecifiers { is_static: true, ..FnSpecifiers::default() },
+        Token::Keyword(Keyword::Friend) => FnSpecifiers::default(),
+    }
+    .repeated()
+    .collect::<Vec<_>>()
+    .map(|ws| {
+        ws.into_iter().fold(FnSpecifiers::default(), |a, w| FnSpecifiers {
+            kernel: a.kernel || w.kernel,
+            inline: a.inline || w.inline,
+            is_static: a.is_static || w.is_static,
+            constexpr: a.constexpr || w.constexpr,
         })
-    };
+    });
 
     // Struct members.
     let access = select! {
@@ -224,49 +546,134 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
         Token::Keyword(Keyword::Protected) => (),
     }
     .then(punct(Punct::Colon))
-    .to(Member::Nothing);
-    let member_static_assert = kw(Keyword::StaticAssert)
-        .then(skip_with("`;`", Ctx::skip_decl))
-        .to(Member::Nothing);
+    .to(Vec::new());
+    let member_init = ty
+        .path
+        .clone()
+        .then(choice((
+            ep.args.clone().map(|a| (a, false)),
+            ep.brace_list.clone().map(|a| (a, true)),
+        )))
+        .map_with(|(name, (args, brace)), e| MemberInit {
+            name,
+            args,
+            brace,
+            span: sp(e),
+        });
     let ctor = guard("constructor", Ctx::ctor_starts)
-        .ignore_then(ident())
+        .ignore_then(ty.attrs.clone())
+        .then(fn_words)
+        .then(ident())
         .then(params.clone())
+        .then(method_quals())
         .then(
             punct(Punct::Colon)
-                .ignore_then(skip_with("`{`", Ctx::skip_to_brace))
+                .ignore_then(
+                    member_init
+                        .separated_by(punct(Punct::Comma))
+                        .at_least(1)
+                        .collect::<Vec<_>>(),
+                )
                 .or_not(),
         )
         .then(body.clone())
-        .map_with(|(((name, params), init), body), e| {
+        .map_with(
+            |((((((attrs, specifiers), name), params), quals), inits), body), e| {
+                let span = sp(e);
+                let (body, deleted) = match body {
+                    FnBody::Block(b) => (Some(b), false),
+                    FnBody::Declaration => (None, false),
+                    FnBody::Delete => (None, true),
+                    FnBody::Default if params.is_empty() => (
+                        Some(Block {
+                            stmts: Vec::new(),
+                            span,
+                        }),
+                        false,
+                    ),
+                    FnBody::Default => return Vec::new(),
+                };
+                vec![Item::Function(FunctionDef {
+                    ret: named_type(&name.name, name.span),
+                    name,
+                    scope: Vec::new(),
+                    spec_args: None,
+                    kind: FnKind::Constructor,
+                    specifiers,
+                    attrs,
+                    params,
+                    method_quals: quals,
+                    inits: inits.unwrap_or_default(),
+                    deleted,
+                    body,
+                    span,
+                })]
+            },
+        );
+    let dtor = fn_words
+        .ignore_then(punct(Punct::Tilde))
+        .ignore_then(ident())
+        .then_ignore(punct(Punct::LParen))
+        .then_ignore(punct(Punct::RParen))
+        .then_ignore(method_quals())
+        .then(body.clone())
+        .map_with(|(name, body), e| {
             let span = sp(e);
-            if init.is_some() {
-                return Member::Unsupported("constructor initializer lists", span);
-            }
-            Member::Method(FunctionDef {
-                ret: named_type(&name.name, name.span),
+            let body = match body {
+                FnBody::Block(b) => Some(b),
+                _ => None,
+            };
+            vec![Item::Function(FunctionDef {
+                ret: named_type("void", name.span),
                 name,
+                scope: Vec::new(),
+                spec_args: None,
+                kind: FnKind::Destructor,
                 specifiers: FnSpecifiers::default(),
                 attrs: Vec::new(),
-                params,
+                params: Vec::new(),
+                method_quals: Qualifiers::default(),
+                inits: Vec::new(),
+                deleted: false,
                 body,
                 span,
-            })
+            })]
         });
-    let dtor = punct(Punct::Tilde)
-        .ignore_then(skip_with("declaration", Ctx::skip_decl))
-        .map_with(|_, e| Member::Unsupported("destructors", sp(e)));
-    let nested = guard("member", Ctx::type_definition_starts)
-        .ignore_then(skip_with("declaration", Ctx::skip_decl))
-        .map_with(|_, e| Member::Unsupported("nested type declarations", sp(e)));
+    let conversion = fn_words
+        .then_ignore(kw(Keyword::Operator))
+        .then(ty.type_id.clone())
+        .then_ignore(punct(Punct::LParen))
+        .then_ignore(punct(Punct::RParen))
+        .then(method_quals())
+        .then(body.clone())
+        .map_with(|(((specifiers, target), quals), body), e| {
+            let span = sp(e);
+            let body = match body {
+                FnBody::Block(b) => Some(b),
+                _ => return Vec::new(),
+            };
+            vec![Item::Function(FunctionDef {
+                name: Ident {
+                    name: "operator conversion".into(),
+                    span: target.span,
+                },
+                ret: target,
+                scope: Vec::new(),
+                spec_args: None,
+                kind: FnKind::Conversion,
+                specifiers,
+                attrs: Vec::new(),
+                params: Vec::new(),
+                method_quals: quals,
+                inits: Vec::new(),
+                deleted: false,
+                body,
+                span,
+            })]
+        });
     let method = function
         .clone()
-        .map_with(move |parts, e| match as_item(parts, e) {
-            Item::Function(f) => Member::Method(f),
-            Item::Unsupported { span, .. } => {
-                Member::Unsupported("vertex and fragment functions", span)
-            }
-            _ => Member::Invalid,
-        });
+        .map_with(move |parts, e| as_items(parts, FnKind::Normal, e));
     let field_declarator = ty
         .declarator
         .clone()
@@ -275,15 +682,15 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
             choice((
                 punct(Punct::Assign)
                     .ignore_then(ep.assign.clone())
-                    .ignored(),
-                ep.brace_list.clone().ignored(),
+                    .map(Init::Assign),
+                ep.brace_list.clone().map(Init::Brace),
             ))
             .or_not(),
         )
         .map_with(|((declarator, bits), init), e| FieldDeclarator {
             declarator,
             bit_field: bits.is_some(),
-            initialized: init.is_some(),
+            init,
             span: sp(e),
         });
     let fields = ty
@@ -299,16 +706,29 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
         .then_ignore(semi())
         .map_with(|((attrs, spec), ds), e| {
             let span = sp(e);
-            if spec.storage.is_static || spec.storage.constexpr {
-                return Member::Unsupported("static data members", span);
-            }
             if ds.iter().any(|d| d.bit_field) {
-                return Member::Unsupported("bit-fields", span);
+                return MemberOrField::Items(vec![unsupported_item("bit-fields", span)]);
             }
-            if ds.iter().any(|d| d.initialized) {
-                return Member::Unsupported("default member initializers", span);
+            if spec.storage.is_static || spec.storage.constexpr {
+                let vars = ds
+                    .into_iter()
+                    .map(|fd| {
+                        let d = fd.declarator;
+                        let mut all = attrs.clone();
+                        all.extend(d.attrs);
+                        crate::ast::VarDecl {
+                            storage: spec.storage,
+                            ty: build_type(&spec, &d.ptrs, &d.dims),
+                            name: d.name,
+                            init: fd.init,
+                            attrs: all,
+                            span: spec.span.to(fd.span),
+                        }
+                    })
+                    .collect();
+                return MemberOrField::Items(vec![Item::Vars(vars)]);
             }
-            Member::Fields(
+            MemberOrField::Fields(
                 ds.into_iter()
                     .map(|fd| {
                         let d = fd.declarator;
@@ -318,165 +738,13 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
                             ty: build_type(&spec, &d.ptrs, &d.dims),
                             name: d.name,
                             attrs: all,
+                            init: fd.init,
                             span: spec.span.to(fd.span),
                         }
                     })
                     .collect(),
             )
         });
-    let member = choice((
-        access.boxed(),
-        semi().to(Member::Nothing).boxed(),
-        member_static_assert.boxed(),
-        ctor.boxed(),
-        dtor.boxed(),
-        nested.boxed(),
-        method.boxed(),
-        fields.boxed(),
-    ))
-    .labelled("member declaration")
-    .recover_with(via_parser(
-        skip_with("member declaration", Ctx::skip_decl).to(Member::Invalid),
-    ))
-    .boxed();
-    let members = member
-        .repeated()
-        .collect::<Vec<_>>()
-        .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace))
-        .boxed();
-    let struct_kw = || choice((kw(Keyword::Struct), kw(Keyword::Class)));
-    let make_struct = |name: Ident, inherits: bool, members: Vec<Member>, span: Span| -> Item {
-        if inherits {
-            return Item::Unsupported {
-                what: "struct inheritance".into(),
-                span,
-            };
-        }
-        let mut fields = Vec::new();
-        let mut methods = Vec::new();
-        for m in members {
-            match m {
-                Member::Fields(f) => fields.extend(f),
-                Member::Method(f) => methods.push(f),
-                Member::Nothing => {}
-                Member::Unsupported(what, at) => {
-                    return Item::Unsupported {
-                        what: what.into(),
-                        span: at,
-                    };
-                }
-                Member::Invalid => return Item::Error(span),
-            }
-        }
-        Item::Struct(StructDef {
-            name,
-            fields,
-            methods,
-            span,
-        })
-    };
-    let struct_def = struct_kw()
-        .ignore_then(ty.attrs.clone())
-        .ignore_then(ident())
-        .then(
-            punct(Punct::Colon)
-                .ignore_then(skip_with("`{`", Ctx::skip_to_brace))
-                .or_not(),
-        )
-        .then(members.clone())
-        .then_ignore(semi())
-        .map_with(move |((name, base), members), e| {
-            vec![make_struct(name, base.is_some(), members, sp(e))]
-        })
-        .boxed();
-    let struct_fwd = struct_kw()
-        .then(ident())
-        .then(semi())
-        .to(Vec::new())
-        .boxed();
-    let typedef_struct = kw(Keyword::Typedef)
-        .ignore_then(struct_kw())
-        .ignore_then(ident().or_not())
-        .then(members)
-        .then(ident())
-        .then_ignore(semi())
-        .map_with(move |((tag, members), alias), e| {
-            let span = sp(e);
-            let name = tag.clone().unwrap_or_else(|| alias.clone());
-            let mut items = vec![make_struct(name, false, members, span)];
-            if let Some(tag) = tag.filter(|t| t.name != alias.name) {
-                items.push(Item::Alias {
-                    name: alias,
-                    ty: named_type(&tag.name, tag.span),
-                    span,
-                });
-            }
-            items
-        })
-        .boxed();
-    let alias_declarator = ty
-        .ptr_ops
-        .clone()
-        .then(ident())
-        .then(ty.dims.clone())
-        .map(|((ptrs, name), dims)| (ptrs, name, dims));
-    let typedef = kw(Keyword::Typedef)
-        .ignore_then(ty.spec.clone())
-        .then(
-            alias_declarator
-                .separated_by(punct(Punct::Comma))
-                .at_least(1)
-                .collect::<Vec<_>>(),
-        )
-        .then_ignore(semi())
-        .map_with(|(spec, ds), e| {
-            let span = sp(e);
-            ds.into_iter()
-                .map(|(ptrs, name, dims)| Item::Alias {
-                    name,
-                    ty: build_type(&spec, &ptrs, &dims),
-                    span,
-                })
-                .collect::<Vec<_>>()
-        })
-        .boxed();
-    let using_namespace = kw(Keyword::Using)
-        .ignore_then(kw(Keyword::Namespace))
-        .ignore_then(path())
-        .then_ignore(semi())
-        .map_with(|p, e| vec![Item::UsingNamespace(p, sp(e))])
-        .boxed();
-    let using_alias = kw(Keyword::Using)
-        .ignore_then(ident())
-        .then_ignore(ty.attrs.clone())
-        .then_ignore(punct(Punct::Assign))
-        .then(ty.type_id.clone())
-        .then_ignore(semi())
-        .map_with(|(name, ty), e| {
-            vec![Item::Alias {
-                name,
-                ty,
-                span: sp(e),
-            }]
-        })
-        .boxed();
-    let using_decl = kw(Keyword::Using)
-        .ignore_then(path())
-        .then_ignore(semi())
-        .map_with(|_, e| unsupported("using-declarations", sp(e)))
-        .boxed();
-    let template = kw(Keyword::Template)
-        .ignore_then(skip_with("declaration", Ctx::skip_decl))
-        .map_with(|_, e| unsupported("templates", sp(e)))
-        .boxed();
-    let enum_or_union = guard("declaration", Ctx::type_definition_starts)
-        .ignore_then(select! {
-            Token::Keyword(Keyword::Enum) => "enums",
-            Token::Keyword(Keyword::Union) => "unions",
-        })
-        .then_ignore(skip_with("declaration", Ctx::skip_decl))
-        .map_with(|what, e| unsupported(what, sp(e)))
-        .boxed();
     let static_assert = kw(Keyword::StaticAssert)
         .ignore_then(
             ep.assign
@@ -493,8 +761,171 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
             }]
         })
         .boxed();
+    let using_namespace = kw(Keyword::Using)
+        .ignore_then(kw(Keyword::Namespace))
+        .ignore_then(ty.path.clone())
+        .then_ignore(semi())
+        .map_with(|p, e| vec![Item::UsingNamespace(p, sp(e))])
+        .boxed();
+    let using_decl = kw(Keyword::Using)
+        .ignore_then(kw(Keyword::Typename).or_not())
+        .ignore_then(ty.path.clone())
+        .then_ignore(semi())
+        .map_with(|p, e| vec![Item::UsingDecl(p, sp(e))])
+        .boxed();
+    let union = guard("declaration", Ctx::type_definition_starts)
+        .ignore_then(kw(Keyword::Union))
+        .ignore_then(skip_with("declaration", Ctx::skip_decl))
+        .map_with(|_, e| vec![unsupported_item("unions", sp(e))])
+        .boxed();
+    let friend = kw(Keyword::Friend)
+        .ignore_then(skip_with("declaration", Ctx::skip_decl))
+        .to(Vec::new())
+        .boxed();
+    let head = template_head(ep);
+    let aliases = alias_items(ep);
+    let enums = enum_items(ep);
+    let struct_kw = || choice((kw(Keyword::Struct), kw(Keyword::Class)));
+    let base = select! {
+        Token::Keyword(Keyword::Public) => (),
+        Token::Keyword(Keyword::Private) => (),
+        Token::Keyword(Keyword::Protected) => (),
+        Token::Keyword(Keyword::Virtual) => (),
+    }
+    .repeated()
+    .ignore_then(ty.type_id.clone());
+    let bases = punct(Punct::Colon)
+        .ignore_then(
+            base.separated_by(punct(Punct::Comma))
+                .at_least(1)
+                .collect::<Vec<_>>(),
+        )
+        .or_not()
+        .map(Option::unwrap_or_default)
+        .boxed();
+
+    // Structs nest (a struct member may be a struct), so members and structs are built
+    // together.
+    let struct_parts = recursive(|struct_parts| {
+        let nested_struct = struct_kw()
+            .ignore_then(ty.attrs.clone())
+            .ignore_then(ident())
+            .then(ty.targs.clone().or_not())
+            .then(bases.clone())
+            .then(struct_parts)
+            .then_ignore(semi())
+            .map_with(|(((name, spec_args), bases), members), e| {
+                vec![make_struct(name, spec_args, bases, members, sp(e))]
+            });
+        let member = recursive(|member| {
+            let templated = head.clone().then(member).map_with(
+                |(params, items): (Vec<TemplateParam>, Vec<MemberOrField>), e| {
+                    let span = sp(e);
+                    let items: Vec<Item> = items
+                        .into_iter()
+                        .flat_map(|m| match m {
+                            MemberOrField::Items(i) => i,
+                            MemberOrField::Fields(f) => f
+                                .into_iter()
+                                .map(|f| unsupported_item("templated data members", f.span))
+                                .collect(),
+                        })
+                        .collect();
+                    items
+                        .into_iter()
+                        .map(|item| Item::Template {
+                            params: params.clone(),
+                            item: Box::new(item),
+                            span,
+                        })
+                        .collect::<Vec<_>>()
+                },
+            );
+            let items = choice((
+                access.clone().boxed(),
+                semi().to(Vec::new()).boxed(),
+                static_assert.clone(),
+                templated.boxed(),
+                enums.clone(),
+                aliases.clone(),
+                using_decl.clone(),
+                union.clone(),
+                friend.clone(),
+                nested_struct.boxed(),
+                ctor.clone().boxed(),
+                dtor.clone().boxed(),
+                conversion.clone().boxed(),
+                method.clone().boxed(),
+            ))
+            .map(MemberOrField::Items);
+            choice((items, fields.clone()))
+                .labelled("member declaration")
+                .recover_with(via_parser(
+                    skip_with("member declaration", Ctx::skip_decl)
+                        .map_with(|_, e| MemberOrField::Items(vec![Item::Error(sp(e))])),
+                ))
+                .map(|m| vec![m])
+                .boxed()
+        });
+        member
+            .repeated()
+            .collect::<Vec<Vec<MemberOrField>>>()
+            .map(|ms| ms.into_iter().flatten().collect::<Vec<_>>())
+            .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace))
+            .boxed()
+    })
+    .boxed();
+
+    let struct_def = struct_kw()
+        .ignore_then(ty.attrs.clone())
+        .ignore_then(ident())
+        .then(ty.targs.clone().or_not())
+        .then(bases.clone())
+        .then(struct_parts.clone())
+        .then_ignore(semi())
+        .map_with(|(((name, spec_args), bases), members), e| {
+            vec![make_struct(name, spec_args, bases, members, sp(e))]
+        })
+        .boxed();
+    let struct_fwd = struct_kw()
+        .ignore_then(ident())
+        .then(ty.targs.clone().or_not())
+        .then_ignore(semi())
+        .map_with(|(name, spec_args), e| {
+            vec![Item::Struct(StructDef {
+                name,
+                spec_args,
+                bases: Vec::new(),
+                fields: Vec::new(),
+                members: Vec::new(),
+                forward: true,
+                span: sp(e),
+            })]
+        })
+        .boxed();
+    let typedef_struct = kw(Keyword::Typedef)
+        .ignore_then(struct_kw())
+        .ignore_then(ident().or_not())
+        .then(struct_parts)
+        .then(ident())
+        .then_ignore(semi())
+        .map_with(move |((tag, members), alias), e| {
+            let span = sp(e);
+            let name = tag.clone().unwrap_or_else(|| alias.clone());
+            let mut items = vec![make_struct(name, None, Vec::new(), members, span)];
+            if let Some(tag) = tag.filter(|t| t.name != alias.name) {
+                items.push(Item::Alias {
+                    name: alias,
+                    ty: named_type(&tag.name, tag.span),
+                    span,
+                });
+            }
+            items
+        })
+        .boxed();
     let functions = function
-        .map_with(move |parts, e| vec![as_item(parts, e)])
+        .clone()
+        .map_with(move |parts, e| as_items(parts, FnKind::Normal, e))
         .boxed();
     let vars = ty
         .attrs
@@ -508,6 +939,40 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
             vec![Item::Vars(vars)]
         })
         .boxed();
+    // `template [[host_name("k_f32")]] [[kernel]] decltype(k<float>) k<float>;` or with a
+    // written-out parameter list; `template struct S<float>;` instantiates nothing we need.
+    let instantiation = kw(Keyword::Template)
+        .ignore_then(guard("`<`", |c, i| !c.is(i, Punct::Lt)))
+        .ignore_then(choice((
+            struct_kw()
+                .then(ty.path.clone())
+                .then(semi())
+                .to(Vec::new()),
+            ty.attrs
+                .clone()
+                .then(ty.spec.clone())
+                .then(ty.ptr_ops.clone())
+                .then(declarator_id)
+                .then(ty.attrs.clone())
+                .then(params.clone().or_not())
+                .then_ignore(method_quals())
+                .then(ty.attrs.clone())
+                .then_ignore(semi())
+                .map_with(|((((((mut attrs, spec), _), name), a1), params), a2), e| {
+                    attrs.extend(a1);
+                    attrs.extend(a2);
+                    let mut specifiers = spec.fns;
+                    specifiers.kernel |= attrs.iter().any(|a| a.name.name == "kernel");
+                    vec![Item::Instantiation(Instantiation {
+                        attrs,
+                        specifiers,
+                        name,
+                        params,
+                        span: sp(e),
+                    })]
+                }),
+        )))
+        .boxed();
 
     recursive(|item| {
         let namespace = kw(Keyword::Namespace)
@@ -517,7 +982,8 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
                     .collect::<Vec<_>>(),
             )
             .then(
-                item.repeated()
+                item.clone()
+                    .repeated()
                     .collect::<Vec<Vec<Item>>>()
                     .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace)),
             )
@@ -541,15 +1007,29 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
                 }
                 items
             });
+        let templated = head.clone().then(item).map_with(
+            |(params, items): (Vec<TemplateParam>, Vec<Item>), e| {
+                let span = sp(e);
+                items
+                    .into_iter()
+                    .map(|item| Item::Template {
+                        params: params.clone(),
+                        item: Box::new(item),
+                        span,
+                    })
+                    .collect::<Vec<_>>()
+            },
+        );
         choice((
             namespace.boxed(),
             using_namespace.clone(),
-            using_alias.clone(),
-            using_decl.clone(),
             typedef_struct.clone(),
-            typedef.clone(),
-            template.clone(),
-            enum_or_union.clone(),
+            enums.clone(),
+            aliases.clone(),
+            using_decl.clone(),
+            templated.boxed(),
+            instantiation.clone(),
+            union.clone(),
             static_assert.clone(),
             semi().to(Vec::new()).boxed(),
             struct_def.clone(),
@@ -566,9 +1046,42 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
     .boxed()
 }
 
-fn unsupported(what: &str, span: Span) -> Vec<Item> {
-    vec![Item::Unsupported {
+/// A struct member: declarations, or data members.
+#[derive(Clone)]
+enum MemberOrField {
+    Items(Vec<Item>),
+    Fields(Vec<Field>),
+}
+
+fn make_struct(
+    name: Ident,
+    spec_args: Option<Vec<TemplateArg>>,
+    bases: Vec<TypeExpr>,
+    members: Vec<MemberOrField>,
+    span: Span,
+) -> Item {
+    let mut fields = Vec::new();
+    let mut items = Vec::new();
+    for m in members {
+        match m {
+            MemberOrField::Fields(f) => fields.extend(f),
+            MemberOrField::Items(i) => items.extend(i),
+        }
+    }
+    Item::Struct(StructDef {
+        name,
+        spec_args,
+        bases,
+        fields,
+        members: items,
+        forward: false,
+        span,
+    })
+}
+
+fn unsupported_item(what: &str, span: Span) -> Item {
+    Item::Unsupported {
         what: what.to_string(),
         span,
-    }]
+    }
 }

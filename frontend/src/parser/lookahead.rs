@@ -72,35 +72,103 @@ pub fn is_builtin_type(name: &str) -> bool {
     false
 }
 
-/// Whether `name` is a builtin template (`vec<float, 4>`, `array<int, 3>`, `atomic<uint>`...),
-/// after which `<` opens template arguments rather than comparing.
+/// The class, alias and variable templates the built-in `<metal_stdlib>` prelude declares
+/// (type traits, `numeric_limits`...): known to the parser before it sees their declarations.
+pub const PRELUDE_TEMPLATES: &[&str] = &[
+    "integral_constant",
+    "bool_constant",
+    "enable_if",
+    "enable_if_t",
+    "conditional",
+    "conditional_t",
+    "is_same",
+    "is_same_v",
+    "is_void",
+    "is_void_v",
+    "is_bool",
+    "is_integral",
+    "is_integral_v",
+    "is_floating_point",
+    "is_floating_point_v",
+    "is_arithmetic",
+    "is_arithmetic_v",
+    "is_signed",
+    "is_signed_v",
+    "is_unsigned",
+    "is_unsigned_v",
+    "is_scalar",
+    "is_scalar_v",
+    "is_vector",
+    "is_vector_v",
+    "is_pointer",
+    "is_pointer_v",
+    "is_reference",
+    "is_reference_v",
+    "is_const",
+    "is_const_v",
+    "is_convertible",
+    "is_convertible_v",
+    "remove_const",
+    "remove_const_t",
+    "remove_volatile",
+    "remove_volatile_t",
+    "remove_cv",
+    "remove_cv_t",
+    "remove_reference",
+    "remove_reference_t",
+    "remove_cvref",
+    "remove_cvref_t",
+    "remove_pointer",
+    "remove_pointer_t",
+    "remove_address_space",
+    "remove_address_space_t",
+    "add_const",
+    "add_const_t",
+    "decay",
+    "decay_t",
+    "make_unsigned",
+    "make_unsigned_t",
+    "make_signed",
+    "make_signed_t",
+    "vec_elements",
+    "numeric_limits",
+    "conjunction",
+    "disjunction",
+    "negation",
+    "is_floating_point_or_vector",
+];
+
+/// Whether `name` is a builtin template (`vec<float, 4>`, `array<int, 3>`, `atomic<uint>`, the
+/// prelude's type traits...), after which `<` opens template arguments rather than comparing.
 pub fn is_template_type(name: &str) -> bool {
-    matches!(
-        name,
-        "vec"
-            | "array"
-            | "atomic"
-            | "matrix"
-            | "packed_vec"
-            | "simdgroup_matrix"
-            | "array_ref"
-            | "texture1d"
-            | "texture1d_array"
-            | "texture2d"
-            | "texture2d_array"
-            | "texture2d_ms"
-            | "texture2d_ms_array"
-            | "texture3d"
-            | "texturecube"
-            | "texturecube_array"
-            | "texture_buffer"
-            | "depth2d"
-            | "depth2d_array"
-            | "depth2d_ms"
-            | "depth2d_ms_array"
-            | "depthcube"
-            | "depthcube_array"
-    )
+    PRELUDE_TEMPLATES.contains(&name)
+        || matches!(
+            name,
+            "vec"
+                | "make_filled_simdgroup_matrix"
+                | "array"
+                | "atomic"
+                | "matrix"
+                | "packed_vec"
+                | "simdgroup_matrix"
+                | "array_ref"
+                | "texture1d"
+                | "texture1d_array"
+                | "texture2d"
+                | "texture2d_array"
+                | "texture2d_ms"
+                | "texture2d_ms_array"
+                | "texture3d"
+                | "texturecube"
+                | "texturecube_array"
+                | "texture_buffer"
+                | "depth2d"
+                | "depth2d_array"
+                | "depth2d_ms"
+                | "depth2d_ms_array"
+                | "depthcube"
+                | "depthcube_array"
+        )
 }
 
 impl Ctx<'_> {
@@ -108,7 +176,7 @@ impl Ctx<'_> {
         self.tokens.get(i)
     }
 
-    fn is(&self, i: usize, p: Punct) -> bool {
+    pub fn is(&self, i: usize, p: Punct) -> bool {
         self.tok(i) == Some(&Token::Punct(p))
     }
 
@@ -133,24 +201,43 @@ impl Ctx<'_> {
         is_builtin_type(name) || self.types.contains(name)
     }
 
-    /// After a path `a::b::c` starting at `i` (with an optional leading `::`): the index
-    /// after it and its last segment.
-    fn path_end(&self, mut i: usize) -> Option<(usize, &str)> {
+    /// After a path `a::b<T>::c` starting at `i` (with an optional leading `::`, template
+    /// arguments after segments that name templates, and `::template`): the index after
+    /// it, its last segment, and whether template arguments followed the last segment.
+    fn path_end(&self, mut i: usize) -> Option<(usize, &str, bool)> {
         if self.is(i, Punct::ColonColon) {
             i += 1;
         }
         let mut last = self.ident(i)?;
         i += 1;
-        while self.is(i, Punct::ColonColon) {
-            match self.ident(i + 1) {
+        let mut args = false;
+        loop {
+            if self.is(i, Punct::Lt) && self.is_template_name(last) {
+                match self.template_args_end(i) {
+                    Some(end) => {
+                        i = end;
+                        args = true;
+                    }
+                    None => break,
+                }
+            }
+            if !self.is(i, Punct::ColonColon) {
+                break;
+            }
+            let mut j = i + 1;
+            if self.is_kw(j, Keyword::Template) {
+                j += 1;
+            }
+            match self.ident(j) {
                 Some(s) => {
                     last = s;
-                    i += 2;
+                    i = j + 1;
+                    args = false;
                 }
                 None => break,
             }
         }
-        Some((i, last))
+        Some((i, last, args))
     }
 
     /// At `<` (index `i`): the index after the matching `>`, or `None` when a `;`, `{`, `}`
@@ -182,7 +269,11 @@ impl Ctx<'_> {
         self.is(i, Punct::Lt)
             && i > 0
             && match self.tok(i - 1) {
-                Some(Token::Ident(s)) => self.is_template_name(s) || &**s == "as_type",
+                Some(Token::Ident(s)) => {
+                    self.is_template_name(s)
+                        || &**s == "as_type"
+                        || (i > 1 && self.is_kw(i - 2, Keyword::Template))
+                }
                 Some(Token::Keyword(k)) => matches!(
                     k,
                     Keyword::StaticCast
@@ -228,7 +319,7 @@ impl Ctx<'_> {
     /// Whether a (qualified) type name starts at `i` (no keywords).
     pub fn named_type_starts(&self, i: usize) -> bool {
         self.path_end(i)
-            .is_some_and(|(_, last)| self.is_type_name(last))
+            .is_some_and(|(_, last, _)| self.is_type_name(last))
     }
 
     /// Whether `(` at `i` opens a C-style cast: `(` then a certain type.
@@ -266,17 +357,10 @@ impl Ctx<'_> {
                     | Keyword::Restrict
             ),
             Some(Token::Ident(_) | Token::Punct(Punct::ColonColon)) => {
-                let Some((mut j, last)) = self.path_end(i) else {
+                let Some((j, last, args)) = self.path_end(i) else {
                     return false;
                 };
-                if self.is_template_name(last) && self.is(j, Punct::Lt) {
-                    match self.template_args_end(j) {
-                        Some(end) => j = end,
-                        None => return false,
-                    }
-                    return !self.is(j, Punct::LParen) && !self.is(j, Punct::LBrace);
-                }
-                let known = self.is_type_name(last);
+                let known = self.is_type_name(last) || (args && self.is_template_name(last));
                 match self.tok(j) {
                     Some(Token::Ident(_)) => true,
                     Some(Token::Keyword(
@@ -351,9 +435,52 @@ impl Ctx<'_> {
         )
     }
 
-    /// Whether an identifier at `i` is followed by `(`: a constructor in a struct body.
-    pub fn ctor_starts(&self, i: usize) -> bool {
+    /// Whether a constructor starts at `i` in a struct body: attributes and `inline`,
+    /// `constexpr`, `explicit`... then a name directly followed by `(` (every other member
+    /// has a type before its name).
+    pub fn ctor_starts(&self, mut i: usize) -> bool {
+        loop {
+            if self.is(i, Punct::LBracket) && self.is(i + 1, Punct::LBracket) {
+                i = self.group_end(i);
+                continue;
+            }
+            match self.tok(i) {
+                Some(Token::Keyword(
+                    Keyword::Inline
+                    | Keyword::Constexpr
+                    | Keyword::Explicit
+                    | Keyword::Static
+                    | Keyword::Friend,
+                )) => i += 1,
+                _ => break,
+            }
+        }
         self.ident(i).is_some() && self.is(i + 1, Punct::LParen)
+    }
+
+    /// Whether a type parameter starts at `i` in a template head: `typename` or `class`,
+    /// then `...`, a name or neither, then `,`, `>` or `=` (`typename T::type N` is a value
+    /// parameter).
+    pub fn type_param_starts(&self, i: usize) -> bool {
+        if !self.is_kw(i, Keyword::Typename) && !self.is_kw(i, Keyword::Class) {
+            return false;
+        }
+        let mut j = i + 1;
+        if self.is(j, Punct::Ellipsis) {
+            j += 1;
+        }
+        if self.ident(j).is_some() {
+            j += 1;
+        }
+        matches!(
+            self.tok(j),
+            Some(Token::Punct(Punct::Comma | Punct::Gt | Punct::Assign))
+        )
+    }
+
+    /// At `<`: the index after the matching `>` (a nested template head).
+    pub fn skip_angles(&self, i: usize) -> Option<usize> {
+        self.template_args_end(i)
     }
 
     /// Whether `[` at `i` opens an array dimension (not an attribute `[[`).
@@ -485,21 +612,6 @@ impl Ctx<'_> {
                     return None;
                 }
                 _ => k += 1,
-            }
-        }
-        None
-    }
-
-    /// After `:` starting a struct's base list or a constructor's initializer list: the
-    /// index of the `{` that follows.
-    pub fn skip_to_brace(&self, i: usize) -> Option<usize> {
-        let mut j = i;
-        while let Some(t) = self.tok(j) {
-            match t {
-                Token::Punct(Punct::LBrace) => return Some(j),
-                Token::Punct(Punct::LParen | Punct::LBracket) => j = self.paren_end(j),
-                Token::Punct(Punct::Semi | Punct::RBrace) => return None,
-                _ => j += 1,
             }
         }
         None

@@ -7,9 +7,9 @@
 use std::fmt::Write;
 
 use crate::ast::{
-    AddressSpace, Attribute, BinaryOp, Block, CastKind, Expr, ExprKind, FunctionDef, Init, Item,
-    Param, PostfixOp, Qualifiers, Stmt, StmtKind, TemplateArg, TranslationUnit, TypeExpr, TypeKind,
-    UnaryOp, VarDecl,
+    AddressSpace, Attribute, BinaryOp, Block, CastKind, Expr, ExprKind, FnKind, FunctionDef, Init,
+    Item, Param, Path, PostfixOp, Qualifiers, Stmt, StmtKind, TemplateArg, TemplateParamKind,
+    TranslationUnit, TypeExpr, TypeKind, UnaryOp, VarDecl,
 };
 
 /// Renders a translation unit, one top-level item per line (nested parts indented).
@@ -47,7 +47,19 @@ fn print_item(out: &mut String, item: &Item, level: usize) {
     match item {
         Item::Function(f) => function(out, f, level),
         Item::Struct(s) => {
-            let _ = write!(out, "(struct {}", s.name.name);
+            let _ = write!(
+                out,
+                "({} {}",
+                if s.forward { "struct-decl" } else { "struct" },
+                s.name.name
+            );
+            if let Some(args) = &s.spec_args {
+                template_args(out, args);
+            }
+            for b in &s.bases {
+                out.push_str(" : ");
+                ty(out, b);
+            }
             for f in &s.fields {
                 out.push('\n');
                 indent(out, level + 1);
@@ -55,12 +67,31 @@ fn print_item(out: &mut String, item: &Item, level: usize) {
                 ty(out, &f.ty);
                 let _ = write!(out, " {}", f.name.name);
                 attrs(out, &f.attrs);
+                init(out, &f.init);
                 out.push(')');
             }
-            for m in &s.methods {
+            for m in &s.members {
                 out.push('\n');
-                indent(out, level + 1);
-                function(out, m, level + 1);
+                print_item(out, m, level + 1);
+            }
+            out.push(')');
+        }
+        Item::Enum(e) => {
+            out.push_str("(enum ");
+            if e.scoped {
+                out.push_str("class ");
+            }
+            out.push_str(e.name.as_ref().map_or("_", |n| n.name.as_str()));
+            if let Some(u) = &e.underlying {
+                out.push_str(" : ");
+                ty(out, u);
+            }
+            for (name, value) in &e.variants {
+                let _ = write!(out, " {}", name.name);
+                if let Some(v) = value {
+                    out.push('=');
+                    expr(out, v);
+                }
             }
             out.push(')');
         }
@@ -74,6 +105,11 @@ fn print_item(out: &mut String, item: &Item, level: usize) {
         }
         Item::UsingNamespace(p, _) => {
             let _ = write!(out, "(using-namespace {})", p.to_text());
+        }
+        Item::UsingDecl(p, _) => {
+            out.push_str("(using ");
+            path(out, p);
+            out.push(')');
         }
         Item::Alias { name, ty: t, .. } => {
             let _ = write!(out, "(alias {} ", name.name);
@@ -89,11 +125,61 @@ fn print_item(out: &mut String, item: &Item, level: usize) {
             }
             out.push(')');
         }
+        Item::Template { params, item, .. } => {
+            out.push_str("(template <");
+            for (i, p) in params.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                match &p.kind {
+                    TemplateParamKind::Type => out.push_str("typename"),
+                    TemplateParamKind::Value(t) => ty(out, t),
+                    TemplateParamKind::Template => out.push_str("template"),
+                }
+                if p.pack {
+                    out.push_str("...");
+                }
+                if let Some(n) = &p.name {
+                    let _ = write!(out, " {}", n.name);
+                }
+                if let Some(d) = &p.default {
+                    out.push_str(" = ");
+                    template_arg(out, d);
+                }
+            }
+            out.push_str(">\n");
+            print_item(out, item, level + 1);
+            out.push(')');
+        }
+        Item::Instantiation(inst) => {
+            out.push_str("(instantiate ");
+            path(out, &inst.name);
+            attrs(out, &inst.attrs);
+            if let Some(params) = &inst.params {
+                for p in params {
+                    out.push(' ');
+                    param(out, p);
+                }
+            }
+            out.push(')');
+        }
         Item::StaticAssert { cond, message, .. } => static_assert(out, cond, message),
         Item::Unsupported { what, .. } => {
             let _ = write!(out, "(unsupported {what:?})");
         }
         Item::Error(_) => out.push_str("(error)"),
+    }
+}
+
+fn init(out: &mut String, i: &Option<Init>) {
+    match i {
+        None => {}
+        Some(Init::Assign(e)) => {
+            out.push_str(" = ");
+            expr(out, e);
+        }
+        Some(Init::Ctor(args)) => list(out, " (ctor", args),
+        Some(Init::Brace(args)) => list(out, " (brace", args),
     }
 }
 
@@ -120,9 +206,38 @@ fn function(out: &mut String, f: &FunctionDef, level: usize) {
             out.push(' ');
         }
     }
-    let _ = write!(out, "{} -> ", f.name.name);
+    match f.kind {
+        FnKind::Normal => {}
+        FnKind::Constructor => out.push_str("ctor "),
+        FnKind::Destructor => out.push_str("dtor "),
+        FnKind::Conversion => out.push_str("conversion "),
+    }
+    for s in &f.scope {
+        out.push_str(&s.name.name);
+        template_args(out, &s.args);
+        out.push_str("::");
+    }
+    out.push_str(&f.name.name);
+    if let Some(args) = &f.spec_args {
+        template_args(out, args);
+    }
+    out.push_str(" -> ");
     ty(out, &f.ret);
+    if f.method_quals != Qualifiers::default() {
+        out.push_str(" (this ");
+        quals(out, &f.method_quals);
+        out.push(')');
+    }
+    if f.deleted {
+        out.push_str(" deleted");
+    }
     attrs(out, &f.attrs);
+    for i in &f.inits {
+        out.push_str(" (init ");
+        path(out, &i.name);
+        list(out, if i.brace { " (brace" } else { " (paren" }, &i.args);
+        out.push(')');
+    }
     for p in &f.params {
         out.push('\n');
         indent(out, level + 1);
@@ -138,6 +253,9 @@ fn function(out: &mut String, f: &FunctionDef, level: usize) {
 fn param(out: &mut String, p: &Param) {
     out.push_str("(param ");
     ty(out, &p.ty);
+    if p.pack {
+        out.push_str("...");
+    }
     if let Some(n) = &p.name {
         let _ = write!(out, " {}", n.name);
     }
@@ -176,15 +294,7 @@ fn var_decl(out: &mut String, v: &VarDecl) {
     }
     ty(out, &v.ty);
     let _ = write!(out, " {}", v.name.name);
-    match &v.init {
-        None => {}
-        Some(Init::Assign(e)) => {
-            out.push_str(" = ");
-            expr(out, e);
-        }
-        Some(Init::Ctor(args)) => list(out, " (ctor", args),
-        Some(Init::Brace(args)) => list(out, " (brace", args),
-    }
+    init(out, &v.init);
     attrs(out, &v.attrs);
     out.push(')');
 }
@@ -256,8 +366,25 @@ fn stmt(out: &mut String, s: &Stmt, level: usize) {
             out.push(')');
         }
         StmtKind::Block(_) => {}
-        StmtKind::If { cond, then_, else_ } => {
-            out.push_str("(if ");
+        StmtKind::Items(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                print_item(out, item, if i > 0 { level } else { 0 });
+            }
+        }
+        StmtKind::If {
+            constexpr_,
+            cond,
+            then_,
+            else_,
+        } => {
+            out.push_str(if *constexpr_ {
+                "(if-constexpr "
+            } else {
+                "(if "
+            });
             expr(out, cond);
             child(out, then_, level + 1);
             if let Some(e) = else_ {
@@ -348,10 +475,7 @@ fn quals(out: &mut String, q: &Qualifiers) {
 
 fn ty(out: &mut String, t: &TypeExpr) {
     match &t.kind {
-        TypeKind::Named { path, args } => {
-            out.push_str(&path.to_text());
-            template_args(out, args);
-        }
+        TypeKind::Named(p) => path(out, p),
         TypeKind::Qualified { quals: q, inner } => {
             out.push('(');
             quals(out, q);
@@ -400,12 +524,34 @@ fn template_args(out: &mut String, args: &[TemplateArg]) {
         if i > 0 {
             out.push_str(", ");
         }
-        match a {
-            TemplateArg::Type(t) => ty(out, t),
-            TemplateArg::Expr(e) => expr(out, e),
-        }
+        template_arg(out, a);
     }
     out.push('>');
+}
+
+fn template_arg(out: &mut String, a: &TemplateArg) {
+    match a {
+        TemplateArg::Type(t) => ty(out, t),
+        TemplateArg::Expr(e) => expr(out, e),
+        TemplateArg::Pack(a) => {
+            template_arg(out, a);
+            out.push_str("...");
+        }
+    }
+}
+
+/// A path with the template arguments of each segment: `a::B<float>::c`.
+fn path(out: &mut String, p: &Path) {
+    if p.global {
+        out.push_str("::");
+    }
+    for (i, s) in p.segments.iter().enumerate() {
+        if i > 0 {
+            out.push_str("::");
+        }
+        out.push_str(&s.name.name);
+        template_args(out, &s.args);
+    }
 }
 
 fn binary_op(op: BinaryOp) -> &'static str {
@@ -464,9 +610,14 @@ fn expr(out: &mut String, e: &Expr) {
         ExprKind::StringLit(s) => {
             let _ = write!(out, "{s:?}");
         }
-        ExprKind::Name { path, args } => {
-            out.push_str(&path.to_text());
-            template_args(out, args);
+        ExprKind::Name(p) => path(out, p),
+        ExprKind::SizeofPack(n) => {
+            let _ = write!(out, "(sizeof... {})", n.name);
+        }
+        ExprKind::PackExpansion(e) => {
+            out.push_str("(expand ");
+            expr(out, e);
+            out.push(')');
         }
         ExprKind::Unary { op, operand } => {
             let op = match op {

@@ -6,8 +6,9 @@ use crate::ast::{Block, Init, Stmt, StmtKind, VarDecl};
 use crate::source::Span;
 use crate::token::{Keyword, Punct};
 
-use super::common::{custom_error, guard, kw, path, punct, skip_with};
+use super::common::{custom_error, guard, kw, punct, skip_with};
 use super::expr::ExprParsers;
+use super::item::local_items;
 use super::types::{Declarator, Spec, build_type};
 use super::{BoxedP, Ctx, sp};
 
@@ -96,10 +97,16 @@ pub(crate) fn stmt_parsers<'a>(ep: &ExprParsers<'a>) -> StmtParsers<'a> {
             .boxed();
         let boxed_stmt = || stmt.clone().map(Box::new);
         let if_ = kw(Keyword::If)
-            .ignore_then(cond.clone())
+            .ignore_then(kw(Keyword::Constexpr).or_not())
+            .then(cond.clone())
             .then(boxed_stmt())
             .then(kw(Keyword::Else).ignore_then(boxed_stmt()).or_not())
-            .map(|((cond, then_), else_)| StmtKind::If { cond, then_, else_ })
+            .map(|(((constexpr_, cond), then_), else_)| StmtKind::If {
+                constexpr_: constexpr_.is_some(),
+                cond,
+                then_,
+                else_,
+            })
             .boxed();
         let for_init = choice((
             guard("declaration", Ctx::decl_starts)
@@ -196,15 +203,16 @@ pub(crate) fn stmt_parsers<'a>(ep: &ExprParsers<'a>) -> StmtParsers<'a> {
             });
         let using_namespace = kw(Keyword::Using)
             .then(kw(Keyword::Namespace))
-            .then(path())
+            .then(ep.types.path.clone())
             .then(semi())
             .to(StmtKind::Empty);
+        let local_item = local_items(ep).map(StmtKind::Items);
         let local_type = guard("statement", Ctx::type_definition_starts)
             .ignore_then(skip_with("declaration", Ctx::skip_decl))
             .validate(|_, e, emitter| {
                 emitter.emit(custom_error(
                     e.span(),
-                    "type declarations inside functions are not supported",
+                    "struct, union and template declarations inside functions are not supported",
                     "move this declaration out of the function",
                 ));
                 StmtKind::Error
@@ -229,6 +237,7 @@ pub(crate) fn stmt_parsers<'a>(ep: &ExprParsers<'a>) -> StmtParsers<'a> {
             goto.boxed(),
             try_.boxed(),
             using_namespace.boxed(),
+            local_item.boxed(),
             local_type.boxed(),
             decl_stmt.boxed(),
             expr_stmt.boxed(),

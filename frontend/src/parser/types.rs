@@ -4,13 +4,13 @@
 use chumsky::prelude::*;
 
 use crate::ast::{
-    AddressSpace, Attribute, Expr, FnSpecifiers, Ident, Path, Qualifiers, Storage, TemplateArg,
-    TypeExpr, TypeKind,
+    AddressSpace, Attribute, Expr, FnSpecifiers, Ident, Path, PathSegment, Qualifiers, Storage,
+    TemplateArg, TypeExpr, TypeKind,
 };
 use crate::source::Span;
 use crate::token::{Keyword, Punct, Token};
 
-use super::common::{guard, ident, ident_named, kw, path, punct, skip_with};
+use super::common::{guard, ident, ident_named, kw, punct, skip_with};
 use super::{BoxedP, Ctx, sp};
 
 /// Declaration specifiers: everything before the declarator.
@@ -78,6 +78,11 @@ pub struct TypeParsers<'a> {
     pub named: BoxedP<'a, TypeExpr>,
     /// Template arguments `<...>` after a template name.
     pub targs: BoxedP<'a, Vec<TemplateArg>>,
+    /// A qualified name whose segments may carry template arguments:
+    /// `Loader<T, 4>::rows`, `T::template apply<U>`, `::metal::max`.
+    pub path: BoxedP<'a, Path>,
+    /// One path segment: a name with optional template arguments.
+    pub segment: BoxedP<'a, PathSegment>,
     /// Zero or more `[[...]]` groups, flattened.
     pub attrs: BoxedP<'a, Vec<Attribute>>,
     /// A named declarator.
@@ -129,17 +134,7 @@ fn int_type_name(words: &[IntWord]) -> &'static str {
 /// A `Named` type of one segment.
 pub fn named_type(name: &str, span: Span) -> TypeExpr {
     TypeExpr {
-        kind: TypeKind::Named {
-            path: Path {
-                global: false,
-                segments: vec![Ident {
-                    name: name.to_string(),
-                    span,
-                }],
-                span,
-            },
-            args: Vec::new(),
-        },
+        kind: TypeKind::Named(Path::simple(name, span)),
         span,
     }
 }
@@ -230,9 +225,9 @@ fn quals_of(words: &[Word]) -> Qualifiers {
 
 impl<'a> TypeParsers<'a> {
     /// Builds the type parsers. `assign` parses assignment expressions (array sizes,
-    /// `decltype`, attribute arguments); `targ_expr` parses a template argument value
-    /// (an expression without `>`).
-    pub fn new(assign: BoxedP<'a, Expr>, targ_expr: BoxedP<'a, Expr>) -> TypeParsers<'a> {
+    /// `decltype`, attribute arguments); `full` parses a full expression (inside the
+    /// parentheses of a template argument value).
+    pub fn new(assign: BoxedP<'a, Expr>, full: BoxedP<'a, Expr>) -> TypeParsers<'a> {
         let attrs = attributes(assign.clone());
         let ptr_ops = ptr_ops();
         let dims = guard("`[`", Ctx::array_dim_starts)
@@ -247,14 +242,15 @@ impl<'a> TypeParsers<'a> {
             .collect::<Vec<_>>()
             .boxed();
         let type_id = recursive(|type_id| {
-            let (spec, _, _) = spec_parsers(type_id.boxed(), assign.clone(), targ_expr.clone());
+            let (spec, ..) = spec_parsers(type_id.boxed(), assign.clone(), full.clone());
             spec.then(ptr_ops.clone())
                 .then(dims.clone())
                 .map(|((spec, ptrs), dims)| build_type(&spec, &ptrs, &dims))
                 .labelled("type")
         })
         .boxed();
-        let (spec, named, targs) = spec_parsers(type_id.clone(), assign.clone(), targ_expr);
+        let (spec, named, targs, path, segment) =
+            spec_parsers(type_id.clone(), assign.clone(), full);
         let declarator = ptr_ops
             .clone()
             .then(ident())
@@ -279,6 +275,8 @@ impl<'a> TypeParsers<'a> {
             type_id,
             named,
             targs,
+            path,
+            segment,
             attrs,
             declarator,
         }
@@ -340,37 +338,83 @@ fn attributes<'a>(assign: BoxedP<'a, Expr>) -> BoxedP<'a, Vec<Attribute>> {
         .boxed()
 }
 
-/// Builds the specifier, named-type and template-argument parsers over a type-id parser.
+/// Builds the specifier, named-type, template-argument and path parsers over a type-id
+/// parser.
 #[allow(clippy::type_complexity)]
 fn spec_parsers<'a>(
     type_id: BoxedP<'a, TypeExpr>,
     assign: BoxedP<'a, Expr>,
-    targ_expr: BoxedP<'a, Expr>,
+    full: BoxedP<'a, Expr>,
 ) -> (
     BoxedP<'a, Spec>,
     BoxedP<'a, TypeExpr>,
     BoxedP<'a, Vec<TemplateArg>>,
+    BoxedP<'a, Path>,
+    BoxedP<'a, PathSegment>,
 ) {
-    let targ = choice((
-        guard("type", Ctx::type_starts)
-            .ignore_then(type_id)
-            .map(TemplateArg::Type),
-        targ_expr.map(TemplateArg::Expr),
-    ));
-    let targs = guard("operator", Ctx::opens_template_args)
-        .ignore_then(
-            targ.separated_by(punct(Punct::Comma))
-                .collect::<Vec<_>>()
-                .delimited_by(punct(Punct::Lt), punct(Punct::Gt)),
-        )
-        .boxed();
-    let named = path()
-        .then(targs.clone().or_not())
-        .map_with(|(path, args), e| TypeExpr {
-            kind: TypeKind::Named {
-                path,
+    // A template argument value may itself name a member of a specialization
+    // (`enable_if_t<is_same<T, float>::value>`), so the path parser recurses through the
+    // template argument parsers.
+    let targs_over = |type_id: BoxedP<'a, TypeExpr>, path: BoxedP<'a, Path>| {
+        let targ = choice((
+            guard("type", Ctx::type_starts)
+                .ignore_then(type_id)
+                .map(TemplateArg::Type),
+            super::expr::template_arg_expr(full.clone(), path).map(TemplateArg::Expr),
+        ))
+        .then(punct(Punct::Ellipsis).or_not())
+        .map(|(a, pack)| match pack {
+            Some(_) => TemplateArg::Pack(Box::new(a)),
+            None => a,
+        });
+        guard("operator", Ctx::opens_template_args)
+            .ignore_then(
+                targ.separated_by(punct(Punct::Comma))
+                    .collect::<Vec<_>>()
+                    .delimited_by(punct(Punct::Lt), punct(Punct::Gt)),
+            )
+            .boxed()
+    };
+    let segment_over = |targs: BoxedP<'a, Vec<TemplateArg>>| {
+        ident()
+            .then(targs.or_not())
+            .map(|(name, args)| PathSegment {
+                name,
                 args: args.unwrap_or_default(),
-            },
+            })
+            .boxed()
+    };
+    let path_over = |segment: BoxedP<'a, PathSegment>| {
+        punct(Punct::ColonColon)
+            .or_not()
+            .then(
+                segment
+                    .separated_by(
+                        punct(Punct::ColonColon)
+                            .then(kw(Keyword::Template).or_not())
+                            .labelled("operator"),
+                    )
+                    .at_least(1)
+                    .collect::<Vec<_>>(),
+            )
+            .map_with(|(global, segments), e| Path {
+                global: global.is_some(),
+                segments,
+                span: sp(e),
+            })
+            .boxed()
+    };
+    let path = recursive(|path| {
+        let targs = targs_over(type_id.clone(), path.boxed());
+        path_over(segment_over(targs))
+    })
+    .boxed();
+    let targs = targs_over(type_id, path.clone());
+    let segment = segment_over(targs.clone());
+    let named = path
+        .clone()
+        .map_with(|path, e| TypeExpr {
+            kind: TypeKind::Named(path),
             span: sp(e),
         })
         .boxed();
@@ -481,5 +525,5 @@ fn spec_parsers<'a>(
         })
         .labelled("type")
         .boxed();
-    (spec, named, targs)
+    (spec, named, targs, path, segment)
 }

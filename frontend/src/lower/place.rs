@@ -1,0 +1,602 @@
+//! Places: objects that can be read and written (SSA variables, memory, vector
+//! components), and how to load, store, index and take members of them.
+
+use metalsim_isa::{CmpCond, Op, Space, Type, Value};
+
+use crate::ast::Expr;
+use crate::lower::names::Hit;
+use crate::lower::types::{Scalar, Ty};
+use crate::lower::{FnLowerer, Operand, Place, Val};
+use crate::source::Span;
+
+/// Parses a swizzle (`xyz`, `rgba`) into component indices.
+fn swizzle(name: &str, len: u8) -> Option<Vec<u8>> {
+    if name.is_empty() || name.len() > 4 {
+        return None;
+    }
+    let xyzw = name.chars().all(|c| "xyzw".contains(c));
+    let rgba = name.chars().all(|c| "rgba".contains(c));
+    if !xyzw && !rgba {
+        return None;
+    }
+    let set = if xyzw { "xyzw" } else { "rgba" };
+    name.chars()
+        .map(|c| set.find(c).map(|i| i as u8).filter(|i| *i < len))
+        .collect()
+}
+
+impl FnLowerer<'_, '_> {
+    /// The type of a place.
+    pub fn place_ty(&self, p: &Place) -> Ty {
+        match p {
+            Place::Var { ty, .. } | Place::Mem { ty, .. } => ty.clone(),
+            Place::Swizzle { base, comps } => {
+                let elem = self.place_ty(base).elem_scalar().unwrap_or(Scalar::Float);
+                Ty::vector(elem, comps.len() as u8)
+            }
+            Place::DynComponent { base, .. } => {
+                Ty::Scalar(self.place_ty(base).elem_scalar().unwrap_or(Scalar::Float))
+            }
+        }
+    }
+
+    /// `addr + offset` as an address register.
+    pub fn mem_addr(&mut self, addr: Value, offset: u32) -> Value {
+        if offset == 0 {
+            return addr;
+        }
+        let c = self.const_u32(offset);
+        self.s.val(Op::PtrAdd { scale: 1 }, Type::U64, &[addr, c])
+    }
+
+    /// Reads a place.
+    pub fn load(&mut self, p: &Place, span: Span) -> Option<Val> {
+        match p {
+            Place::Var { ty, slots, .. } => Some(Val {
+                ty: ty.clone(),
+                parts: slots.iter().map(|s| self.s.read(*s)).collect(),
+            }),
+            Place::Mem {
+                ty,
+                addr,
+                offset,
+                space,
+                ..
+            } => {
+                if contains_atomic(ty, &self.g.structs) {
+                    self.error(
+                        "atomic objects can only be used through the atomic functions (atomic_load_explicit...)",
+                        span,
+                    );
+                    return None;
+                }
+                let leaves = self.g.structs.leaves(ty);
+                let mut parts = Vec::with_capacity(leaves.len());
+                for (t, off) in leaves {
+                    let a = self.mem_addr(*addr, offset + off);
+                    parts.push(self.s.val(Op::Load(*space), t, &[a]));
+                }
+                Some(Val {
+                    ty: ty.clone(),
+                    parts,
+                })
+            }
+            Place::Swizzle { base, comps } => {
+                let b = self.load(base, span)?;
+                let elem = b.ty.elem_scalar()?;
+                Some(Val {
+                    ty: Ty::vector(elem, comps.len() as u8),
+                    parts: comps.iter().map(|c| b.parts[*c as usize]).collect(),
+                })
+            }
+            Place::DynComponent { base, index } => {
+                let b = self.load(base, span)?;
+                let elem = b.ty.elem_scalar()?;
+                let v = self.dyn_pick(&b.parts, *index, elem);
+                Some(Val {
+                    ty: Ty::Scalar(elem),
+                    parts: vec![v],
+                })
+            }
+        }
+    }
+
+    /// Selects `parts[index]` with a chain of selects (index is a u32 register).
+    pub fn dyn_pick(&mut self, parts: &[Value], index: Value, elem: Scalar) -> Value {
+        let mut r = parts[0];
+        for (k, p) in parts.iter().enumerate().skip(1) {
+            let kc = self.const_u32(k as u32);
+            let c = self.s.val(Op::Cmp(CmpCond::Eq), Type::U32, &[index, kc]);
+            r = self.s.val(Op::Select, elem.isa(), &[c, *p, r]);
+        }
+        r
+    }
+
+    /// Writes a value (already of the place's type) to a place.
+    pub fn store(&mut self, p: &Place, v: &Val, span: Span) -> Option<()> {
+        match p {
+            Place::Var {
+                slots, is_const, ..
+            } => {
+                if *is_const {
+                    self.error("cannot assign to a `const` variable", span);
+                    return None;
+                }
+                for (s, part) in slots.iter().zip(&v.parts) {
+                    self.s.write(*s, *part);
+                }
+                Some(())
+            }
+            Place::Mem {
+                ty,
+                addr,
+                offset,
+                space,
+                is_const,
+            } => {
+                if *is_const || *space == Space::Constant {
+                    self.error("cannot assign to `const` or `constant` memory", span);
+                    return None;
+                }
+                if contains_atomic(ty, &self.g.structs) {
+                    self.error(
+                        "atomic objects can only be written with atomic_store_explicit",
+                        span,
+                    );
+                    return None;
+                }
+                let leaves = self.g.structs.leaves(ty);
+                for ((t, off), part) in leaves.into_iter().zip(&v.parts) {
+                    let a = self.mem_addr(*addr, offset + off);
+                    self.s.ins(Op::Store(*space), t, &[a, *part]);
+                }
+                Some(())
+            }
+            Place::Swizzle { base, comps } => {
+                for (i, c) in comps.iter().enumerate() {
+                    if comps[..i].contains(c) {
+                        self.error("cannot assign to a swizzle that repeats a component", span);
+                        return None;
+                    }
+                }
+                for (i, c) in comps.iter().enumerate() {
+                    let cp = self.component_place(base, *c);
+                    let one = Val {
+                        ty: self.place_ty(&cp),
+                        parts: vec![v.parts[i]],
+                    };
+                    self.store(&cp, &one, span)?;
+                }
+                Some(())
+            }
+            Place::DynComponent { base, index } => {
+                let old = self.load(base, span)?;
+                let elem = old.ty.elem_scalar()?;
+                let mut parts = old.parts.clone();
+                for (k, part) in parts.iter_mut().enumerate() {
+                    let kc = self.const_u32(k as u32);
+                    let c = self.s.val(Op::Cmp(CmpCond::Eq), Type::U32, &[*index, kc]);
+                    *part = self.s.val(Op::Select, elem.isa(), &[c, v.parts[0], *part]);
+                }
+                self.store(base, &Val { ty: old.ty, parts }, span)
+            }
+        }
+    }
+
+    /// The place of one component of a vector place.
+    pub fn component_place(&mut self, base: &Place, comp: u8) -> Place {
+        match base {
+            Place::Var {
+                ty,
+                slots,
+                is_const,
+            } => Place::Var {
+                ty: Ty::Scalar(ty.elem_scalar().unwrap_or(Scalar::Float)),
+                slots: vec![slots[comp as usize]],
+                is_const: *is_const,
+            },
+            Place::Mem {
+                ty,
+                addr,
+                offset,
+                space,
+                is_const,
+            } => {
+                let elem = ty.elem_scalar().unwrap_or(Scalar::Float);
+                Place::Mem {
+                    ty: Ty::Scalar(elem),
+                    addr: *addr,
+                    offset: offset + comp as u32 * elem.size(),
+                    space: *space,
+                    is_const: *is_const,
+                }
+            }
+            Place::Swizzle { base, comps } => self.component_place(base, comps[comp as usize]),
+            Place::DynComponent { .. } => base.clone(),
+        }
+    }
+
+    /// The memory a pointer value points to.
+    pub fn deref(&mut self, p: Val, span: Span) -> Option<Place> {
+        match &p.ty {
+            Ty::Pointer(pt) => {
+                if pt.pointee == Ty::Void {
+                    self.error("cannot dereference a `void` pointer", span);
+                    return None;
+                }
+                Some(Place::Mem {
+                    ty: pt.pointee.clone(),
+                    addr: p.parts[0],
+                    offset: 0,
+                    space: pt.space,
+                    is_const: pt.is_const,
+                })
+            }
+            other => {
+                let t = self.show(other);
+                self.error(format!("cannot dereference a value of type `{t}`"), span);
+                None
+            }
+        }
+    }
+
+    /// Lowers an index into an integer register of type `uint` or `int`.
+    pub fn index_value(&mut self, index: &Expr) -> Option<(Value, Scalar)> {
+        let v = self.rvalue(index)?;
+        match v.ty {
+            Ty::Scalar(s) if s.is_int() || s == Scalar::Bool => {
+                let to = if s == Scalar::Bool {
+                    Scalar::UInt
+                } else if s.size() < 4 {
+                    if s.is_signed() {
+                        Scalar::Int
+                    } else {
+                        Scalar::UInt
+                    }
+                } else {
+                    s
+                };
+                Some((self.scalar_cvt(v.parts[0], s, to), to))
+            }
+            ref t => {
+                let t = self.show(t);
+                self.error(
+                    format!("an index must be an integer, found `{t}`"),
+                    index.span,
+                );
+                None
+            }
+        }
+    }
+
+    /// Element `i` of an array place.
+    pub fn array_element(&mut self, bp: Place, elem: Ty, i: u32, stride: u32) -> Place {
+        match bp {
+            Place::Var {
+                slots, is_const, ..
+            } => {
+                let n = self.g.structs.leaf_count(&elem);
+                let start = i as usize * n;
+                Place::Var {
+                    ty: elem,
+                    slots: slots[start..start + n].to_vec(),
+                    is_const,
+                }
+            }
+            Place::Mem {
+                addr,
+                offset,
+                space,
+                is_const,
+                ..
+            } => Place::Mem {
+                ty: elem,
+                addr,
+                offset: offset + i * stride,
+                space,
+                is_const,
+            },
+            other => other,
+        }
+    }
+
+    /// `p[i]`: the element a pointer value and an index expression designate.
+    pub fn pointer_index(&mut self, p: Val, index: &Expr, span: Span) -> Option<Place> {
+        let (iv, _) = self.index_value(index)?;
+        self.at(span);
+        let q = self.ptr_offset(p, iv, span)?;
+        self.deref(q, span)
+    }
+
+    /// `p + i` for a pointer value and an integer register.
+    pub fn ptr_offset(&mut self, p: Val, i: Value, span: Span) -> Option<Val> {
+        let Ty::Pointer(pt) = &p.ty else {
+            return None;
+        };
+        let size = self.g.structs.size(&pt.pointee);
+        if size == 0 {
+            self.error("arithmetic on a pointer to `void`", span);
+            return None;
+        }
+        let a = self
+            .s
+            .val(Op::PtrAdd { scale: size }, Type::U64, &[p.parts[0], i]);
+        Some(Val {
+            ty: p.ty.clone(),
+            parts: vec![a],
+        })
+    }
+
+    /// `base.name`: a field or a swizzle of an object, or of a value.
+    #[inline(never)]
+    pub fn member_operand(&mut self, base: Operand, name: &str, span: Span) -> Option<Operand> {
+        let ty = match &base {
+            Operand::Value(v) => v.ty.clone(),
+            Operand::Place { place, .. } => self.place_ty(place),
+        };
+        match &ty {
+            Ty::Struct(id) => {
+                let index = match self.g.class_member(*id, name) {
+                    Some(Hit::Field(_, i)) => i,
+                    Some(Hit::Decls(ds)) => {
+                        // A static data member through an object.
+                        let seg = crate::ast::PathSegment {
+                            name: crate::ast::Ident {
+                                name: name.to_string(),
+                                span,
+                            },
+                            args: Vec::new(),
+                        };
+                        let r = self.resolve_decls(ds, &seg)?;
+                        let path = crate::ast::Path::simple(name, span);
+                        return self.operand_of(r, &path, span);
+                    }
+                    _ => {
+                        let t = self.show(&ty);
+                        self.error(format!("`{t}` has no member `{name}`"), span);
+                        return None;
+                    }
+                };
+                Some(match base {
+                    Operand::Place { place, cached } => {
+                        let cached = cached.map(|v| self.field_value(v, *id, index));
+                        Operand::Place {
+                            place: self.field_place(place, *id, index),
+                            cached,
+                        }
+                    }
+                    Operand::Value(v) => Operand::Value(self.field_value(v, *id, index)),
+                })
+            }
+            Ty::Vector { len, elem, .. } => {
+                let Some(comps) = swizzle(name, *len) else {
+                    let t = self.show(&ty);
+                    self.error(format!("`{name}` is not a component of `{t}`"), span);
+                    return None;
+                };
+                let pick = |v: &Val| Val {
+                    ty: Ty::vector(*elem, comps.len() as u8),
+                    parts: comps.iter().map(|c| v.parts[*c as usize]).collect(),
+                };
+                Some(match base {
+                    Operand::Value(v) => Operand::Value(pick(&v)),
+                    Operand::Place { place, cached } => {
+                        let cached = cached.as_ref().map(pick);
+                        let place = if comps.len() == 1 {
+                            self.component_place(&place, comps[0])
+                        } else {
+                            Place::Swizzle {
+                                base: Box::new(place),
+                                comps,
+                            }
+                        };
+                        Operand::Place { place, cached }
+                    }
+                })
+            }
+            other => {
+                let t = self.show(other);
+                self.error(format!("`{t}` has no members (`{name}`)"), span);
+                None
+            }
+        }
+    }
+
+    /// A field of a struct value (by flattened field index).
+    pub fn field_value(&self, v: Val, id: crate::lower::types::StructId, index: usize) -> Val {
+        let info = self.g.structs.get(id);
+        let start: usize = info.fields[..index]
+            .iter()
+            .map(|f| self.g.structs.leaf_count(&f.1))
+            .sum();
+        let fty = info.fields[index].1.clone();
+        let n = self.g.structs.leaf_count(&fty);
+        Val {
+            ty: fty,
+            parts: v.parts[start..start + n].to_vec(),
+        }
+    }
+
+    /// `base[index]` on an object or a value: array elements, vector components, pointer
+    /// targets, and `operator[]` of structs.
+    #[inline(never)]
+    pub fn index_operand(&mut self, base: &Expr, index: &Expr, span: Span) -> Option<Operand> {
+        let b = self.operand(base)?;
+        let bty = match &b {
+            Operand::Value(v) => v.ty.clone(),
+            Operand::Place { place, .. } => self.place_ty(place),
+        };
+        let constant = self.try_const(index);
+        match (&bty, b) {
+            (Ty::Pointer(_), b) => {
+                let p = self.load_operand(b, base.span)?;
+                let place = self.pointer_index(p, index, span)?;
+                Some(Operand::Place {
+                    place,
+                    cached: None,
+                })
+            }
+            (Ty::Struct(_), b) => {
+                let idx = self.operand(index)?;
+                match self.user_operator("[]", vec![(b, base.span), (idx, index.span)], span) {
+                    Some(r) => r,
+                    None => {
+                        let t = self.show(&bty);
+                        self.error(format!("`{t}` has no `operator[]`"), base.span);
+                        None
+                    }
+                }
+            }
+            (Ty::Array(elem, n), Operand::Place { place, .. }) => {
+                let stride = self.g.structs.size(elem);
+                if let Some(c) = constant
+                    && !c.ty.is_float()
+                {
+                    let i = c.as_i128();
+                    if i < 0 || i >= *n as i128 {
+                        self.error(
+                            format!("index {i} is out of bounds for an array of {n}"),
+                            index.span,
+                        );
+                        return None;
+                    }
+                    return Some(Operand::Place {
+                        place: self.array_element(place, (**elem).clone(), i as u32, stride),
+                        cached: None,
+                    });
+                }
+                match place {
+                    Place::Mem {
+                        addr,
+                        offset,
+                        space,
+                        is_const,
+                        ..
+                    } => {
+                        let (iv, _) = self.index_value(index)?;
+                        self.at(span);
+                        let a = self.mem_addr(addr, offset);
+                        let a = self
+                            .s
+                            .val(Op::PtrAdd { scale: stride }, Type::U64, &[a, iv]);
+                        Some(Operand::Place {
+                            place: Place::Mem {
+                                ty: (**elem).clone(),
+                                addr: a,
+                                offset: 0,
+                                space,
+                                is_const,
+                            },
+                            cached: None,
+                        })
+                    }
+                    _ => {
+                        self.error(
+                            "indexing this array with a run-time index is not supported yet",
+                            span,
+                        );
+                        None
+                    }
+                }
+            }
+            (Ty::Array(..), Operand::Value(_)) => {
+                self.error(
+                    "indexing an array value (not a variable) is not supported yet",
+                    span,
+                );
+                None
+            }
+            (Ty::Vector { len, elem, .. }, b) => {
+                let len = *len;
+                let elem = *elem;
+                if let Some(c) = constant {
+                    let i = c.as_i128();
+                    if i < 0 || i >= len as i128 {
+                        self.error(
+                            format!("index {i} is out of bounds for a vector of {len}"),
+                            index.span,
+                        );
+                        return None;
+                    }
+                    return Some(match b {
+                        Operand::Value(v) => Operand::Value(Val {
+                            ty: Ty::Scalar(elem),
+                            parts: vec![v.parts[i as usize]],
+                        }),
+                        Operand::Place { place, cached } => Operand::Place {
+                            place: self.component_place(&place, i as u8),
+                            cached: cached.map(|v| Val {
+                                ty: Ty::Scalar(elem),
+                                parts: vec![v.parts[i as usize]],
+                            }),
+                        },
+                    });
+                }
+                let (iv, s) = self.index_value(index)?;
+                self.at(span);
+                let iv = self.scalar_cvt(iv, s, Scalar::UInt);
+                match b {
+                    Operand::Value(v) => {
+                        let p = self.dyn_pick(&v.parts, iv, elem);
+                        Some(Operand::Value(Val {
+                            ty: Ty::Scalar(elem),
+                            parts: vec![p],
+                        }))
+                    }
+                    Operand::Place {
+                        place:
+                            Place::Mem {
+                                addr,
+                                offset,
+                                space,
+                                is_const,
+                                ..
+                            },
+                        ..
+                    } => {
+                        let a = self.mem_addr(addr, offset);
+                        let a = self
+                            .s
+                            .val(Op::PtrAdd { scale: elem.size() }, Type::U64, &[a, iv]);
+                        Some(Operand::Place {
+                            place: Place::Mem {
+                                ty: Ty::Scalar(elem),
+                                addr: a,
+                                offset: 0,
+                                space,
+                                is_const,
+                            },
+                            cached: None,
+                        })
+                    }
+                    Operand::Place { place, .. } => Some(Operand::Place {
+                        place: Place::DynComponent {
+                            base: Box::new(place),
+                            index: iv,
+                        },
+                        cached: None,
+                    }),
+                }
+            }
+            (other, _) => {
+                let t = self.show(other);
+                self.error(format!("cannot index a value of type `{t}`"), base.span);
+                None
+            }
+        }
+    }
+}
+
+/// Whether a type holds an atomic anywhere.
+pub fn contains_atomic(ty: &Ty, structs: &crate::lower::types::Structs) -> bool {
+    match ty {
+        Ty::Atomic(_) => true,
+        Ty::Array(e, _) => contains_atomic(e, structs),
+        Ty::Struct(id) => structs
+            .get(*id)
+            .fields
+            .iter()
+            .any(|f| contains_atomic(&f.1, structs)),
+        _ => false,
+    }
+}
