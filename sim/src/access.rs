@@ -48,6 +48,32 @@ fn locate_all(
     Ok(out)
 }
 
+/// Checks every active lane's access of `bytes` bytes at its address in each of `pieces`
+/// (the elements of a vector or matrix access), before any takes effect; the first fault
+/// in lane order, then piece order.
+pub(crate) fn check_pieces(
+    regions: &Regions,
+    space: Space,
+    bytes: u32,
+    kind: AccessKind,
+    pieces: &[[u64; 32]],
+    mask: LaneMask,
+) -> Result<(), Trap> {
+    if pieces.iter().all(|p| {
+        regions
+            .locate_all_in_one(space, p, bytes, kind, mask)
+            .is_some()
+    }) {
+        return Ok(());
+    }
+    for l in lanes(mask) {
+        for p in pieces {
+            regions.locate(space, p[l as usize], bytes, kind, l)?;
+        }
+    }
+    Ok(())
+}
+
 /// Reads `N` bytes at each active lane's offset in `mem`.
 #[inline(always)]
 fn gather<const N: usize>(mem: &[u8], addrs: &[u64; 32], mask: LaneMask) -> [u64; 32] {

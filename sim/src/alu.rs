@@ -4,7 +4,7 @@
 //! operation's meaning is written once, here.
 
 use half::{bf16, f16};
-use metalsim_isa::{CmpCond, MathFn, Type};
+use metalsim_isa::{CmpCond, IntFn, Type};
 
 /// An integer or predicate type held in a 32-bit register slot: its width and signedness.
 /// Values are kept canonical: zero-extended bits masked to the width.
@@ -82,12 +82,11 @@ pub(crate) enum IntBinOp {
     MulHi,
 }
 
-/// Float operations of one operand (`Neg` and `Abs` act on the sign bit).
+/// Float operations of one operand (they act on the sign bit).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum FloatUnOp {
     Neg,
     Abs,
-    Math(MathFn),
 }
 
 /// Float operations of two operands.
@@ -99,7 +98,6 @@ pub(crate) enum FloatBinOp {
     Div,
     Min,
     Max,
-    Pow,
 }
 
 /// A float type held in a 32-bit slot (16-bit types in the low half).
@@ -261,6 +259,87 @@ pub(crate) fn int_fma(w: Width, x: u32, y: u32, z: u32) -> u32 {
     x.wrapping_mul(y).wrapping_add(z) & w.mask()
 }
 
+/// Lowest and highest value of an integer type of `bits` bits.
+#[inline(always)]
+fn int_range(bits: u32, signed: bool) -> (i128, i128) {
+    if signed {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    }
+}
+
+/// `(offset, bits)` of an `extract_bits`/`insert_bits` field, clamped into a `width`-bit
+/// value.
+#[inline(always)]
+fn field(width: u32, offset: u32, bits: u32) -> (u32, u32) {
+    let o = offset.min(width);
+    (o, bits.min(width - o))
+}
+
+/// Mask of the low `n` bits (`n` up to 64).
+#[inline(always)]
+fn low_mask(n: u32) -> u64 {
+    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+}
+
+/// An integer function on a value of `bits` bits and signedness `signed`, on its
+/// canonical (zero-extended) bits; operands past the function's arity are ignored, and
+/// bit positions (`extract_bits`, `insert_bits`) are the `u32` operands `z`, `t`.
+#[inline(always)]
+pub(crate) fn int_fn(f: IntFn, bits: u32, signed: bool, x: u64, y: u64, z: u64, t: u64) -> u64 {
+    let m = low_mask(bits);
+    let value = |v: u64| -> i128 {
+        if signed {
+            let s = 64 - bits;
+            (((v << s) as i64) >> s) as i128
+        } else {
+            (v & m) as i128
+        }
+    };
+    let (lo, hi) = int_range(bits, signed);
+    let sat = |v: i128| v.clamp(lo, hi) as u64 & m;
+    match f {
+        IntFn::AddSat => sat(value(x) + value(y)),
+        IntFn::SubSat => sat(value(x) - value(y)),
+        // Saturating in i128 first: past i128's range is far past any type's.
+        IntFn::MadSat => sat(value(x).saturating_mul(value(y)).saturating_add(value(z))),
+        // The sum of two values needs one more bit: i128 holds it; `>>` floors.
+        IntFn::HAdd => ((value(x) + value(y)) >> 1) as u64 & m,
+        IntFn::RHAdd => ((value(x) + value(y) + 1) >> 1) as u64 & m,
+        IntFn::Rotate => {
+            let n = (y as u32) & (bits - 1);
+            let v = x & m;
+            if n == 0 {
+                v
+            } else {
+                ((v << n) | (v >> (bits - n))) & m
+            }
+        }
+        IntFn::ReverseBits => (x & m).reverse_bits() >> (64 - bits),
+        IntFn::ExtractBits => {
+            let (o, b) = field(bits, y as u32, z as u32);
+            if b == 0 {
+                return 0;
+            }
+            let v = ((x & m) >> o) & low_mask(b);
+            if signed && v >> (b - 1) & 1 != 0 {
+                (v | !low_mask(b)) & m
+            } else {
+                v
+            }
+        }
+        IntFn::InsertBits => {
+            let (o, b) = field(bits, z as u32, t as u32);
+            if b == 0 {
+                return x & m;
+            }
+            let fm = low_mask(b) << o & m;
+            (x & !fm | (y << o) & fm) & m
+        }
+    }
+}
+
 /// An integer comparison on 32-bit slots.
 #[inline(always)]
 pub(crate) fn int_cmp(c: CmpCond, w: Width, x: u32, y: u32) -> bool {
@@ -367,11 +446,12 @@ pub(crate) fn float_un(op: FloatUnOp, ft: FloatTy, x: u32) -> u32 {
     match op {
         FloatUnOp::Neg => x ^ ft.sign_bit(),
         FloatUnOp::Abs => x & !ft.sign_bit(),
-        FloatUnOp::Math(f) => ft.round(math(f, ft.to_f32(x), 0.0)),
     }
 }
 
-/// A two-operand float operation in `f32`. `Min`/`Max` return the non-NaN operand.
+/// A two-operand float operation in `f32`, IEEE round to nearest even. `Min` and `Max`
+/// are MSL's `fmin`/`fmax`: `fmin(x, y)` is `y` if `y < x`, else `x`, and the other
+/// operand when one is NaN (so `fmin(+0, -0)` is `+0` and `fmin(-0, +0)` is `-0`).
 #[inline(always)]
 pub(crate) fn f32_bin(op: FloatBinOp, a: f32, b: f32) -> f32 {
     match op {
@@ -379,9 +459,20 @@ pub(crate) fn f32_bin(op: FloatBinOp, a: f32, b: f32) -> f32 {
         FloatBinOp::Sub => a - b,
         FloatBinOp::Mul => a * b,
         FloatBinOp::Div => a / b,
-        FloatBinOp::Min => a.min(b),
-        FloatBinOp::Max => a.max(b),
-        FloatBinOp::Pow => a.powf(b),
+        FloatBinOp::Min => {
+            if a.is_nan() || b < a {
+                b
+            } else {
+                a
+            }
+        }
+        FloatBinOp::Max => {
+            if a.is_nan() || a < b {
+                b
+            } else {
+                a
+            }
+        }
     }
 }
 
@@ -419,6 +510,22 @@ fn fma_odd(a: f32, b: f32, c: f32) -> f64 {
     })
 }
 
+/// An `f64` rounded to `f32` with round-to-odd (an inexact result gets an odd last bit):
+/// rounding that to a format of at most 22 bits of precision (`half`, `bfloat`) to
+/// nearest even gives the correctly rounded result of the `f64`.
+#[inline(always)]
+pub(crate) fn round_to_odd_f32(r: f64) -> f32 {
+    let t = r as f32;
+    let tb = t.to_bits();
+    if (t as f64) == r || tb & 1 == 1 || r.is_nan() {
+        return t;
+    }
+    // Inexact with an even last bit: step to the neighbour on r's side, which is odd
+    // (past f32::MAX that is f32::MAX itself, also odd).
+    let magnitude_up = r.abs() > (t as f64).abs();
+    f32::from_bits(if magnitude_up { tb + 1 } else { tb - 1 })
+}
+
 /// `a * b + c` with one rounding to f32.
 #[inline(always)]
 pub(crate) fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
@@ -431,22 +538,7 @@ pub(crate) fn float_fma(ft: FloatTy, x: u32, y: u32, z: u32) -> u32 {
     let r = fma_odd(ft.to_f32(x), ft.to_f32(y), ft.to_f32(z));
     match ft {
         FloatTy::F32 => (r as f32).to_bits(),
-        // Round to odd again at f32 (24 bits, at least 2 more than the 16-bit formats'),
-        // then to nearest even.
-        _ => {
-            let t = r as f32;
-            let tb = t.to_bits();
-            let odd = if (t as f64) != r && tb & 1 == 0 && t.is_finite() {
-                if (r > t as f64) == (t > 0.0) {
-                    tb + 1
-                } else {
-                    tb - 1
-                }
-            } else {
-                tb
-            };
-            ft.round(f32::from_bits(odd))
-        }
+        _ => ft.round(round_to_odd_f32(r)),
     }
 }
 
@@ -454,29 +546,6 @@ pub(crate) fn float_fma(ft: FloatTy, x: u32, y: u32, z: u32) -> u32 {
 #[inline(always)]
 pub(crate) fn float_cmp(c: CmpCond, ft: FloatTy, x: u32, y: u32) -> bool {
     compare(c, ft.to_f32(x), ft.to_f32(y))
-}
-
-/// A math function in `f32` (`y` is the exponent of `pow`, ignored otherwise).
-#[inline(always)]
-pub(crate) fn math(f: MathFn, x: f32, y: f32) -> f32 {
-    match f {
-        MathFn::Floor => x.floor(),
-        MathFn::Ceil => x.ceil(),
-        MathFn::Trunc => x.trunc(),
-        MathFn::Round => x.round(),
-        MathFn::Rint => x.round_ties_even(),
-        MathFn::Sqrt => x.sqrt(),
-        MathFn::Rsqrt => 1.0 / x.sqrt(),
-        MathFn::Rcp => 1.0 / x,
-        MathFn::Exp => x.exp(),
-        MathFn::Exp2 => x.exp2(),
-        MathFn::Log => x.ln(),
-        MathFn::Log2 => x.log2(),
-        MathFn::Sin => x.sin(),
-        MathFn::Cos => x.cos(),
-        MathFn::Tan => x.tan(),
-        MathFn::Pow => x.powf(y),
-    }
 }
 
 #[cfg(test)]

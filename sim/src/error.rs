@@ -30,16 +30,6 @@ pub enum SimError {
         /// The parameter's name.
         name: String,
     },
-    /// The kernel uses an instruction the simulator does not run yet.
-    #[error("the simulator does not run `{instruction}` yet (kernel {kernel}, at {location})")]
-    Unsupported {
-        /// The instruction's mnemonic.
-        instruction: String,
-        /// The kernel.
-        kernel: String,
-        /// Where in the source it came from.
-        location: String,
-    },
     /// The launch cannot run on this GPU or with this kernel (sizes, limits).
     #[error("bad launch: {0}")]
     BadLaunch(String),

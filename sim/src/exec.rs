@@ -2,18 +2,19 @@
 //! and reports what happened as data ([`Executed`]). It computes values and never counts
 //! cycles; the timing model reads the record.
 
-use metalsim_isa::{BarrierScope, CmpCond, OpClass, Space, Type};
+use metalsim_isa::{BarrierScope, OpClass, Space};
 
-use crate::access::{self, AtomicArgs};
-use crate::alu::{self, FloatBinOp, FloatTy, FloatUnOp, IntBinOp, IntUnOp, Width};
-use crate::cvt;
+use crate::access;
 use crate::dispatch::{Geometry, Shape};
-use crate::fault::Trap;
-use crate::lanes;
+use crate::fault::{FaultKind, Trap};
 use crate::memory::{AccessKind, Regions, Spaces};
 use crate::program::{EXIT, Edge, Kind, Program};
 use crate::regalloc::Bank;
-use crate::regs::{Registers, blend, map1, map2, map3};
+use crate::regs::{Registers, blend};
+use crate::sanitize::{Pending, Sanitizer, TgShadow, Touch};
+
+mod arith;
+mod wide;
 use crate::simt::{LaneMask, Reconvergence};
 
 /// What an executed instruction did beyond writing its result.
@@ -60,18 +61,33 @@ pub(crate) struct Executed {
 
 /// The last memory access, read by the timing model when an instruction reports
 /// [`Effect::Memory`].
+///
+/// Each active lane accesses the `bytes` bytes from its address in `addrs` (a vector
+/// access covers all its elements, a matrix access both of the lane's elements when they
+/// are adjacent), and, for a transposed matrix access, whose two elements per lane are a
+/// row apart, also `bytes` bytes from its address in `second`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Access {
     /// The address space.
     pub space: Space,
     /// Load, store or atomic.
     pub kind: AccessKind,
-    /// Bytes per lane.
+    /// Bytes per lane from each address.
     pub bytes: u32,
     /// The lanes that accessed memory.
     pub mask: LaneMask,
     /// Each lane's address.
     pub addrs: [u64; 32],
+    /// Each lane's second address, for accesses of two separate pieces per lane.
+    pub second: Option<[u64; 32]>,
+}
+
+impl Access {
+    /// Bytes the active lanes accessed in all.
+    pub fn total_bytes(&self) -> u64 {
+        let pieces = if self.second.is_some() { 2 } else { 1 };
+        self.bytes as u64 * self.mask.count_ones() as u64 * pieces
+    }
 }
 
 impl Default for Access {
@@ -82,6 +98,7 @@ impl Default for Access {
             bytes: 0,
             mask: 0,
             addrs: [0; 32],
+            second: None,
         }
     }
 }
@@ -102,6 +119,74 @@ pub(crate) struct Context<'a, 'b> {
     pub simd: u32,
     /// Where memory accesses are recorded.
     pub access: &'a mut Access,
+    /// The sanitizer's findings and device-memory tags.
+    pub sanitizer: &'b mut Sanitizer,
+    /// The sanitizer's shadow of the threadgroup's memory.
+    pub shadow: TgShadow<'b>,
+}
+
+impl Context<'_, '_> {
+    /// Lets the sanitizer see a successful access of `bytes` bytes at each active lane's
+    /// address: threadgroup accesses for races and uninitialized reads, plain device
+    /// stores for races between threadgroups.
+    #[inline(always)]
+    fn watch(
+        &mut self,
+        space: Space,
+        touch: Touch,
+        addrs: &[u64; 32],
+        bytes: u32,
+        mask: LaneMask,
+        pc: u32,
+    ) {
+        match space {
+            Space::Threadgroup => self.sanitizer.threadgroup_access(
+                &mut self.shadow,
+                self.regions,
+                touch,
+                addrs,
+                bytes,
+                mask,
+                self.simd,
+                pc,
+            ),
+            Space::Device if touch == Touch::Write => self.sanitizer.device_store(
+                self.regions,
+                addrs,
+                bytes,
+                mask,
+                self.shape.linear,
+                self.simd,
+                pc,
+            ),
+            _ => {}
+        }
+    }
+
+    /// Reports a cross-lane operation (or matrix multiply) whose lanes in `readers` read
+    /// an inactive lane.
+    #[cold]
+    fn inactive_read(&mut self, what: &str, readers: LaneMask, pc: u32) {
+        if !self.sanitizer.first(FaultKind::InactiveLaneRead, pc) {
+            return;
+        }
+        let lane = readers.trailing_zeros();
+        self.sanitizer.report(Pending {
+            trap: Trap {
+                kind: FaultKind::InactiveLaneRead,
+                message: format!(
+                    "`{what}` in lane {lane} reads a lane that is inactive here; MSL leaves that value undefined (the simulator gives the reading lane its own value)"
+                ),
+                lane,
+                address: None,
+                buffer: None,
+                offset: None,
+            },
+            pc,
+            simd: self.simd,
+            other_pc: None,
+        });
+    }
 }
 
 /// Specializes a closure for each variant of a field-less operation enum, so each lane
@@ -111,6 +196,7 @@ macro_rules! specialize {
         match $v { $( $t::$var => { let $o = $t::$var; $body } )* }
     };
 }
+pub(crate) use specialize;
 
 /// The lanes of a predicate register that hold true.
 #[inline(always)]
@@ -176,118 +262,70 @@ pub(crate) fn execute(
     let (dst, a, b, c) = (ins.dst, ins.a, ins.b, ins.c);
     let mut effect = Effect::None;
     match ins.kind {
-        Kind::IntUn(op, w) => specialize!(op; IntUnOp { Neg, Abs, Not, Clz, Ctz, Popcount } =>
-            |o| regs.un32(dst, a, mask, |x| alu::int_un(o, w, x))),
-        Kind::IntBin(op, w) => {
-            specialize!(op; IntBinOp { Add, Sub, Mul, Div, Rem, Min, Max, And, Or, Xor, Shl, Shr, MulHi } =>
-            |o| regs.bin32(dst, a, b, mask, |x, y| alu::int_bin(o, w, x, y)))
-        }
-        Kind::IntFma(w) => regs.tri32(dst, a, b, c, mask, |x, y, z| alu::int_fma(w, x, y, z)),
-        Kind::IntCmp(cond, w) => specialize!(cond; CmpCond { Eq, Ne, Lt, Le, Gt, Ge } =>
-            |k| regs.bin32(dst, a, b, mask, |x, y| alu::int_cmp(k, w, x, y) as u32)),
-        Kind::LongUn(op, s) => regs.un64(dst, a, mask, |x| alu::long_un(op, s, x)),
-        Kind::LongBin(op, s) => {
-            specialize!(op; IntBinOp { Add, Sub, Mul, Div, Rem, Min, Max, And, Or, Xor, Shl, Shr, MulHi } =>
-            |o| regs.bin64(dst, a, b, mask, |x, y| alu::long_bin(o, s, x, y)))
-        }
-        Kind::LongFma => {
-            let out = map3(
-                &regs.r64[a as usize],
-                &regs.r64[b as usize],
-                &regs.r64[c as usize],
-                |x: u64, y: u64, z: u64| x.wrapping_mul(y).wrapping_add(z),
-            );
-            regs.set64(dst, &out, mask);
-        }
-        Kind::LongCmp(cond, s) => {
-            let out = specialize!(cond; CmpCond { Eq, Ne, Lt, Le, Gt, Ge } =>
-                |k| map2(&regs.r64[a as usize], &regs.r64[b as usize], |x, y| alu::long_cmp(k, s, x, y) as u32));
-            regs.set32(dst, &out, mask);
-        }
-        Kind::FloatUn(op, ft) => match op {
-            FloatUnOp::Neg => regs.un32(dst, a, mask, |x| x ^ ft.sign_bit()),
-            FloatUnOp::Abs => regs.un32(dst, a, mask, |x| x & !ft.sign_bit()),
-            FloatUnOp::Math(_) => regs.un32(dst, a, mask, |x| alu::float_un(op, ft, x)),
-        },
-        Kind::FloatBin(op, FloatTy::F32) => {
-            specialize!(op; FloatBinOp { Add, Sub, Mul, Div, Min, Max, Pow } =>
-            |o| regs.bin32(dst, a, b, mask, |x, y| alu::f32_bin(o, f32::from_bits(x), f32::from_bits(y)).to_bits()))
-        }
-        Kind::FloatBin(op, ft) => regs.bin32(dst, a, b, mask, |x, y| alu::float_bin(op, ft, x, y)),
-        Kind::FloatFma(FloatTy::F32) => regs.tri32(dst, a, b, c, mask, |x, y, z| {
-            alu::fma_f32(f32::from_bits(x), f32::from_bits(y), f32::from_bits(z)).to_bits()
-        }),
-        Kind::FloatFma(ft) => regs.tri32(dst, a, b, c, mask, |x, y, z| alu::float_fma(ft, x, y, z)),
-        Kind::FloatCmp(cond, FloatTy::F32) => {
-            specialize!(cond; CmpCond { Eq, Ne, Lt, Le, Gt, Ge } =>
-            |k| regs.bin32(dst, a, b, mask, |x, y| alu::compare(k, f32::from_bits(x), f32::from_bits(y)) as u32))
-        }
-        Kind::FloatCmp(cond, ft) => regs.bin32(dst, a, b, mask, |x, y| {
-            alu::float_cmp(cond, ft, x, y) as u32
-        }),
-        Kind::Select32 => regs.tri32(dst, a, b, c, mask, |p, x, y| if p != 0 { x } else { y }),
-        Kind::Select64 => {
-            let out = map3(
-                &regs.r32[a as usize],
-                &regs.r64[b as usize],
-                &regs.r64[c as usize],
-                |p, x, y| {
-                    if p != 0 { x } else { y }
-                },
-            );
-            regs.set64(dst, &out, mask);
-        }
+        Kind::IntUn(op, w) => arith::int_un(regs, op, w, ins, mask),
+        Kind::IntBin(op, w) => arith::int_bin(regs, op, w, ins, mask),
+        Kind::IntFma(w) => arith::int_fma(regs, w, ins, mask),
+        Kind::IntCmp(cond, w) => arith::int_cmp(regs, cond, w, ins, mask),
+        Kind::LongUn(op, s) => arith::long_un(regs, op, s, ins, mask),
+        Kind::LongBin(op, s) => arith::long_bin(regs, op, s, ins, mask),
+        Kind::LongFma => arith::long_fma(regs, ins, mask),
+        Kind::LongCmp(cond, s) => arith::long_cmp(regs, cond, s, ins, mask),
+        Kind::FloatUn(op, ft) => arith::float_un(regs, op, ft, ins, mask),
+        Kind::Math(f, p, ft) => wide::math(regs, f, p, ft, ins, mask),
+        Kind::IntFn(f, ty) => wide::int_fn(program, regs, f, ty, ins, mask),
+        Kind::FloatBin(op, ft) => arith::float_bin(regs, op, ft, ins, mask),
+        Kind::FloatFma(ft) => arith::float_fma(regs, ft, ins, mask),
+        Kind::FloatCmp(cond, ft) => arith::float_cmp(regs, cond, ft, ins, mask),
+        Kind::Select32 => arith::select32(regs, ins, mask),
+        Kind::Select64 => arith::select64(regs, ins, mask),
         Kind::Copy32 => regs.un32(dst, a, mask, |x| x),
         Kind::Copy64 => regs.un64(dst, a, mask, |x| x),
-        Kind::Cvt { from, to, sat } => {
-            let src = regs.get(from.is_wide(), a);
-            let out = map1(&src, |x| cvt::convert(x, from, to, sat));
-            regs.put(to.is_wide(), dst, &out, mask);
-        }
-        Kind::PtrAdd { index } => {
-            let scale = c as u64;
-            let idx = if index.is_wide() {
-                regs.r64[b as usize]
-            } else {
-                let w = Width::of(index);
-                map1(&regs.r32[b as usize], |x| w.extend(x) as u64)
-            };
-            let out = map2(&regs.r64[a as usize], &idx, |p, i| {
-                p.wrapping_add(i.wrapping_mul(scale))
-            });
-            regs.set64(dst, &out, mask);
-        }
+        Kind::Cvt { from, to, sat } => arith::cvt(regs, from, to, sat, ins, mask),
+        Kind::PtrAdd { index } => arith::ptr_add(regs, index, ins, mask),
         Kind::Load(space, ty) => {
             let addrs = regs.r64[a as usize];
             let v = access::load(cx.regions, &mut cx.spaces, space, ty, &addrs, mask)?;
             regs.put(ty.is_wide(), dst, &v, mask);
-            record(cx.access, space, AccessKind::Load, ty, &addrs, mask);
+            record(cx.access, space, AccessKind::Load, ty.bytes(), &addrs, mask);
+            if space == Space::Threadgroup {
+                cx.watch(space, Touch::Read, &addrs, ty.bytes(), mask, pc);
+            }
             effect = Effect::Memory;
         }
+        Kind::LoadVec(space, ty, n) => {
+            wide::load_vec(cx, regs, space, ty, n, ins, mask, pc)?;
+            effect = Effect::Memory;
+        }
+        Kind::StoreVec(space, ty, n) => {
+            wide::store_vec(cx, regs, space, ty, n, ins, mask, pc)?;
+            effect = Effect::Memory;
+        }
+        Kind::MatrixLoad(space, ty, transpose) => {
+            wide::matrix_load(cx, regs, space, ty, transpose, ins, mask, pc)?;
+            effect = Effect::Memory;
+        }
+        Kind::MatrixStore(space, ty, transpose) => {
+            wide::matrix_store(cx, regs, space, ty, transpose, ins, mask, pc)?;
+            effect = Effect::Memory;
+        }
+        Kind::MatrixMac(ft) => wide::matrix_mac(cx, regs, ft, ins, mask, pc),
         Kind::Store(space, ty) => {
             let addrs = regs.r64[a as usize];
             let v = regs.get(ty.is_wide(), b);
             access::store(cx.regions, &mut cx.spaces, space, ty, &addrs, &v, mask)?;
-            record(cx.access, space, AccessKind::Store, ty, &addrs, mask);
+            record(
+                cx.access,
+                space,
+                AccessKind::Store,
+                ty.bytes(),
+                &addrs,
+                mask,
+            );
+            cx.watch(space, Touch::Write, &addrs, ty.bytes(), mask, pc);
             effect = Effect::Memory;
         }
         Kind::Atomic(op, space, ty) => {
-            let addrs = regs.r64[a as usize];
-            let zero = [0u32; 32];
-            let n = op.value_operands();
-            let args = AtomicArgs {
-                op,
-                space,
-                ty,
-                addrs: &addrs,
-                b: if n >= 1 { &regs.r32[b as usize] } else { &zero },
-                c: if n >= 2 { &regs.r32[c as usize] } else { &zero },
-            };
-            let old = access::atomic(cx.regions, &mut cx.spaces, &args, mask)?;
-            if op.has_result() {
-                regs.set32(dst, &old, mask);
-            }
-            record(cx.access, space, AccessKind::Atomic, ty, &addrs, mask);
+            wide::atomic(cx, regs, op, space, ty, ins, mask, pc)?;
             effect = Effect::Memory;
         }
         Kind::Barrier(scope) => {
@@ -295,21 +333,7 @@ pub(crate) fn execute(
                 effect = Effect::Barrier { released: false };
             }
         }
-        Kind::Cross { op, quad, ty } => {
-            let arity = op.arity();
-            let x = if arity >= 1 {
-                regs.get(ty.is_wide(), a)
-            } else {
-                [0; 32]
-            };
-            let y = if arity >= 2 {
-                regs.r32[b as usize]
-            } else {
-                [0; 32]
-            };
-            let out = lanes::cross(op, quad, ty, &x, &y, mask);
-            regs.put(op.result_type(ty).is_wide(), dst, &out, mask);
-        }
+        Kind::Cross { op, quad, ty } => wide::cross(cx, regs, op, quad, ty, ins, mask, pc),
         Kind::Sreg(r) => {
             let v = cx.geometry.special(r, cx.shape, cx.simd);
             regs.set32(dst, &v, mask);
@@ -377,17 +401,18 @@ pub(crate) fn execute(
     })
 }
 
-fn record(
+pub(crate) fn record(
     access: &mut Access,
     space: Space,
     kind: AccessKind,
-    ty: Type,
+    bytes: u32,
     addrs: &[u64; 32],
     mask: LaneMask,
 ) {
     access.space = space;
     access.kind = kind;
-    access.bytes = ty.bytes();
+    access.bytes = bytes;
     access.mask = mask;
     access.addrs = *addrs;
+    access.second = None;
 }

@@ -1,7 +1,8 @@
 //! Cross-lane operations of SIMD-groups (32 lanes) and quad-groups (4 lanes).
 //!
 //! Only active lanes take part. A shuffle whose source lane is out of range or inactive
-//! gives the reading lane its own value. Reductions and scans combine the active lanes in
+//! gives the reading lane its own value; reading an inactive lane (MSL leaves its value
+//! undefined) is reported to the sanitizer. Reductions and scans combine the active lanes in
 //! ascending lane order (so a float sum is reproducible). `broadcast_first` reads the
 //! lowest active lane. For quad-groups, lane numbers (of `shuffle`, `ballot`,
 //! `active_mask`...) are relative to the group of 4.
@@ -13,6 +14,8 @@ use crate::simt::LaneMask;
 
 /// Runs a cross-lane operation. `a` is the value operand (widened to 64 bits), `b` the
 /// lane/delta/mask operand (for the operations that take one); the result is widened too.
+/// Also gives the lanes that read an inactive lane (a source lane in range but not active),
+/// which MSL leaves undefined.
 pub(crate) fn cross(
     op: SimdOp,
     quad: bool,
@@ -20,10 +23,11 @@ pub(crate) fn cross(
     a: &[u64; 32],
     b: &[u32; 32],
     mask: LaneMask,
-) -> [u64; 32] {
+) -> ([u64; 32], LaneMask) {
     let width: u32 = if quad { 4 } else { 32 };
     let group_bits: u32 = if quad { 0xf } else { u32::MAX };
     let mut out = *a;
+    let mut inactive = 0;
     for i in 0..32u32 {
         if mask >> i & 1 == 0 {
             continue;
@@ -53,7 +57,11 @@ pub(crate) fn cross(
             | SimdOp::ShuffleRotateDown
             | SimdOp::BroadcastFirst => match src_local {
                 Some(l) if group >> l & 1 != 0 => a[(base + l) as usize],
-                _ => a[i as usize],
+                Some(_) => {
+                    inactive |= 1 << i;
+                    a[i as usize]
+                }
+                None => a[i as usize],
             },
             SimdOp::Sum
             | SimdOp::Product
@@ -87,7 +95,7 @@ pub(crate) fn cross(
             SimdOp::ActiveMask => group as u64,
         };
     }
-    out
+    (out, inactive)
 }
 
 fn low_bits(n: u32) -> u32 {
@@ -154,11 +162,16 @@ mod tests {
     fn shuffle_down_keeps_own_value_past_the_end_and_from_inactive_lanes() {
         let a = lanes();
         let d = [4u32; 32];
-        let r = cross(SimdOp::ShuffleDown, false, Type::U32, &a, &d, u32::MAX);
+        let (r, inactive) = cross(SimdOp::ShuffleDown, false, Type::U32, &a, &d, u32::MAX);
         assert_eq!(r[0], 4);
         assert_eq!(r[28], 28);
-        let r = cross(SimdOp::ShuffleDown, false, Type::U32, &a, &d, 0x0000_000f);
+        assert_eq!(inactive, 0, "past the end is not an inactive read");
+        let (r, inactive) = cross(SimdOp::ShuffleDown, false, Type::U32, &a, &d, 0x0000_000f);
         assert_eq!(r[0], 0);
+        assert_eq!(
+            inactive, 0xf,
+            "lanes 0-3 read lanes 4-7, which are inactive"
+        );
     }
 
     #[test]
@@ -166,16 +179,16 @@ mod tests {
         let a = lanes();
         let z = [0u32; 32];
         let mask = 0b1011;
-        let s = cross(SimdOp::Sum, false, Type::U32, &a, &z, mask);
-        assert_eq!(s[0], 4);
-        let p = cross(SimdOp::PrefixExclusiveSum, false, Type::U32, &a, &z, mask);
+        let (s, inactive) = cross(SimdOp::Sum, false, Type::U32, &a, &z, mask);
+        assert_eq!((s[0], inactive), (4, 0));
+        let (p, _) = cross(SimdOp::PrefixExclusiveSum, false, Type::U32, &a, &z, mask);
         assert_eq!([p[0], p[1], p[3]], [0, 0, 1]);
-        let q = cross(SimdOp::Sum, true, Type::U32, &a, &z, u32::MAX);
+        let (q, _) = cross(SimdOp::Sum, true, Type::U32, &a, &z, u32::MAX);
         assert_eq!([q[0], q[4]], [6, 22]);
         let ones = [1u64; 32];
-        let b = cross(SimdOp::Ballot, false, Type::Pred, &ones, &z, mask);
+        let (b, _) = cross(SimdOp::Ballot, false, Type::Pred, &ones, &z, mask);
         assert_eq!(b[0], 0b1011);
-        let f = cross(SimdOp::IsFirst, false, Type::Pred, &a, &z, 0b1100);
+        let (f, _) = cross(SimdOp::IsFirst, false, Type::Pred, &a, &z, 0b1100);
         assert_eq!([f[2], f[3]], [1, 0]);
     }
 }

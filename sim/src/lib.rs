@@ -16,7 +16,8 @@
 //!   file copied into each new SIMD-group, so they are never executed. Block parameters
 //!   become per-edge parallel copies; each branch knows its reconvergence point (the
 //!   block's immediate post-dominator).
-//! - **Functional engine** (`exec`, `alu`, `cvt`, `lanes`, `access`, `memory`, `simt`):
+//! - **Functional engine** (`exec`, `alu`, `cvt`, `math`, `lanes`, `matrix`, `access`,
+//!   `memory`, `simt`):
 //!   executes one instruction for the 32 lanes of a SIMD-group, lane-major, computing all
 //!   lanes and blending the results into the active ones; a reconvergence stack per
 //!   SIMD-group handles divergence. Memory is one 64-bit address space of regions
@@ -49,9 +50,21 @@
 //! - A threadgroup barrier reached by only some lanes of a SIMD-group counts the whole
 //!   SIMD-group as arrived; SIMD-groups that finished do not hold a barrier back.
 //! - Float arithmetic is IEEE in `f32` (16-bit types round after every operation, which
-//!   is exact for `+ - * /`); `fma` is fused (one rounding) for every float type; math
-//!   functions use Rust's `f32` functions (Metal's fast-math ULP limits are not modeled
-//!   yet).
+//!   is exact for `+ - * /`); `fma` is fused (one rounding) for every float type. Math
+//!   functions come in Metal's fast variant (the spec's formulas, e.g. `pow(x, y) =
+//!   exp2(y * log2(x))`) and the precise one (`f64`, rounded once); see `math` and
+//!   `docs/math-precision.md`, which also gives every other choice (shifts, division by
+//!   zero, out-of-range conversions, `extract_bits` past the end).
+//! - `simdgroup_multiply_accumulate` rounds like a chain of FMAs in ascending `k`.
+//!
+//! # The sanitizer
+//!
+//! Always on (`sanitize`): threadgroup-memory races between barriers, reads of
+//! threadgroup memory never written, barriers reached by part of a threadgroup, device
+//! write-write races between threadgroups and inactive-lane reads are reported as
+//! [`Finding`]s in [`RunOutcome::findings`] without stopping the run; out-of-bounds and
+//! misaligned accesses and the instruction budget are faults that stop it (and are
+//! findings too).
 //!
 //! # Limitations (v1)
 //!
@@ -61,7 +74,8 @@
 //! - Registers do not limit occupancy; threadgroup-memory bank conflicts, per-address
 //!   atomic serialization and L1 coherence are not modeled.
 //! - [`FaultKind::BarrierDeadlock`] is never reported: a barrier is released once every
-//!   live SIMD-group has arrived.
+//!   live SIMD-group has arrived (a [`FaultKind::DivergentBarrier`] finding says when
+//!   that was not the whole threadgroup).
 
 mod access;
 mod alu;
@@ -72,16 +86,22 @@ mod exec;
 mod fault;
 mod lanes;
 mod machine;
+mod math;
+mod matrix;
 mod memory;
 mod outcome;
 mod program;
 mod regalloc;
 mod regs;
 mod run;
+mod sanitize;
 mod simt;
 mod timing;
 
 pub use error::SimError;
-pub use fault::{FaultKind, KernelFault};
-pub use outcome::{DEFAULT_INSTRUCTION_BUDGET, RunOptions, RunOutcome, Stats};
+pub use fault::{FaultKind, Finding, KernelFault, Severity};
+pub use outcome::{
+    DEFAULT_INSTRUCTION_BUDGET, LevelCounters, Limiter, Occupancy, RunOptions, RunOutcome, Stats,
+    TimingSummary,
+};
 pub use run::run;

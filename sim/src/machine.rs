@@ -7,10 +7,11 @@ use metalsim_isa::{AtomicOp, Module, OpClass, Space};
 
 use crate::dispatch::{Geometry, LANES, Shape};
 use crate::exec::{self, Access, Context, Effect, Executed};
-use crate::fault::{FaultKind, KernelFault, Trap};
+use crate::fault::{FaultKind, Finding, KernelFault, Trap};
 use crate::memory::{AccessKind, Memory, Spaces};
 use crate::program::{Kind, Program};
 use crate::regs::Registers;
+use crate::sanitize::{Cell, Pending, Sanitizer, TgShadow, cells_for};
 use crate::simt::Reconvergence;
 
 /// Whether a SIMD-group can run.
@@ -37,6 +38,8 @@ pub(crate) struct SimdGroup {
     pub index: u32,
     /// Whether it can run.
     pub status: Status,
+    /// The barrier it waits at (valid while `status` is [`Status::AtBarrier`]).
+    pub barrier_pc: u32,
 }
 
 /// One resident threadgroup.
@@ -52,13 +55,59 @@ pub(crate) struct Threadgroup {
     pub live: u32,
     /// SIMD-groups waiting at a barrier.
     pub waiting: u32,
+    /// The sanitizer's shadow of its threadgroup memory, one cell per 4-byte word.
+    pub shadow: Vec<Cell>,
+    /// Its instance stamp (see `sanitize`).
+    pub instance: u32,
+    /// The stamp of its current interval between barriers.
+    pub interval: u32,
 }
 
 impl Threadgroup {
-    /// Releases the barrier once every live SIMD-group waits at it.
-    fn try_release(&mut self) -> bool {
+    /// Releases the barrier once every live SIMD-group waits at it, opening a new interval
+    /// (stamped `next_stamp`). A release the whole threadgroup did not reach together (a
+    /// SIMD-group returned, or waits at another barrier) is a divergent barrier.
+    fn try_release(&mut self, sanitizer: &mut Sanitizer, next_stamp: &mut u32) -> bool {
         if self.waiting == 0 || self.waiting < self.live {
             return false;
+        }
+        let waiting = || {
+            self.simdgroups
+                .iter()
+                .filter(|g| g.status == Status::AtBarrier)
+        };
+        if let Some(first) = waiting().next() {
+            let pc = first.barrier_pc;
+            let elsewhere = waiting().find(|g| g.barrier_pc != pc);
+            let gone = self.simdgroups.iter().find(|g| g.status == Status::Done);
+            if let Some(missing) = elsewhere.or(gone)
+                && sanitizer.first(FaultKind::DivergentBarrier, pc)
+            {
+                let (how, other_pc) = if missing.status == Status::Done {
+                    ("has returned".to_string(), None)
+                } else {
+                    (
+                        "waits at another barrier".to_string(),
+                        Some(missing.barrier_pc),
+                    )
+                };
+                sanitizer.report(Pending {
+                    trap: Trap {
+                        kind: FaultKind::DivergentBarrier,
+                        message: format!(
+                            "threadgroup_barrier reached by only part of the threadgroup: SIMD-group {} {how}; every thread of the threadgroup must reach the same barrier",
+                            missing.index
+                        ),
+                        lane: first.simt_first_lane(&self.shape),
+                        address: None,
+                        buffer: None,
+                        offset: None,
+                    },
+                    pc,
+                    simd: first.index,
+                    other_pc,
+                });
+            }
         }
         for sg in &mut self.simdgroups {
             if sg.status == Status::AtBarrier {
@@ -66,7 +115,16 @@ impl Threadgroup {
             }
         }
         self.waiting = 0;
+        self.interval = *next_stamp;
+        *next_stamp = next_stamp.wrapping_add(1);
         true
+    }
+}
+
+impl SimdGroup {
+    /// Its first lane holding a thread.
+    fn simt_first_lane(&self, shape: &Shape) -> u32 {
+        shape.lanes(self.index).trailing_zeros().min(31)
     }
 }
 
@@ -106,6 +164,12 @@ pub(crate) struct Machine<'a> {
     budget: u64,
     spare: Vec<SimdGroup>,
     spare_blocks: Vec<Vec<u8>>,
+    spare_shadows: Vec<Vec<Cell>>,
+    sanitizer: Sanitizer,
+    /// The next instance or interval stamp of the sanitizer.
+    next_stamp: u32,
+    /// Findings located so far, with their instruction.
+    findings: Vec<(Finding, u32)>,
 }
 
 impl<'a> Machine<'a> {
@@ -130,6 +194,10 @@ impl<'a> Machine<'a> {
             budget,
             spare: Vec::new(),
             spare_blocks: Vec::new(),
+            spare_shadows: Vec::new(),
+            sanitizer: Sanitizer::default(),
+            next_stamp: 1,
+            findings: Vec::new(),
         }
     }
 
@@ -164,6 +232,7 @@ impl<'a> Machine<'a> {
                 frames: Vec::new(),
                 index: 0,
                 status: Status::Ready,
+                barrier_pc: 0,
             });
             sg.regs
                 .reset(&self.program.template32, &self.program.template64);
@@ -177,12 +246,20 @@ impl<'a> Machine<'a> {
         }
         self.counters.threadgroups += 1;
         self.counters.simdgroups += n as u64;
+        // Stale cells need no clearing: the new instance stamp makes them empty.
+        let mut shadow = self.spare_shadows.pop().unwrap_or_default();
+        shadow.resize(cells_for(self.memory.threadgroup_bytes), Cell::default());
+        let instance = self.next_stamp;
+        self.next_stamp = self.next_stamp.wrapping_add(2);
         let tg = Threadgroup {
             shape,
             block,
             simdgroups,
             live: n,
             waiting: 0,
+            shadow,
+            instance,
+            interval: instance + 1,
         };
         let id = match self.free_slots.pop() {
             Some(id) => {
@@ -221,6 +298,7 @@ impl<'a> Machine<'a> {
         if let Some(tg) = self.groups[id].take() {
             self.spare.extend(tg.simdgroups);
             self.spare_blocks.push(tg.block);
+            self.spare_shadows.push(tg.shadow);
             self.free_slots.push(id);
         }
     }
@@ -230,9 +308,19 @@ impl<'a> Machine<'a> {
         &self.access
     }
 
-    /// The final buffers and counters.
-    pub fn finish(self) -> (Vec<Vec<u8>>, Counters) {
-        (self.memory.into_buffers(), self.counters)
+    /// The final buffers, counters and the sanitizer's findings (in the order they were
+    /// first seen).
+    pub fn finish(self) -> (Vec<Vec<u8>>, Counters, Vec<Finding>) {
+        let sanitizer = &self.sanitizer;
+        let findings = self
+            .findings
+            .into_iter()
+            .map(|(mut f, pc)| {
+                f.count = sanitizer.count(f.first.kind, pc);
+                f
+            })
+            .collect();
+        (self.memory.into_buffers(), self.counters, findings)
     }
 
     /// Runs the next instruction of a ready SIMD-group.
@@ -267,6 +355,12 @@ impl<'a> Machine<'a> {
             shape: &tg.shape,
             simd: group.index,
             access: &mut self.access,
+            sanitizer: &mut self.sanitizer,
+            shadow: TgShadow {
+                cells: &mut tg.shadow,
+                instance: tg.instance,
+                interval: tg.interval,
+            },
         };
         let c = &mut self.counters;
         let mut n = 0u64;
@@ -299,7 +393,7 @@ impl<'a> Machine<'a> {
                 Effect::Memory => {
                     let a = &*cx.access;
                     if matches!(a.space, Space::Device | Space::Constant) {
-                        let bytes = a.bytes as u64 * a.mask.count_ones() as u64;
+                        let bytes = a.total_bytes();
                         match a.kind {
                             AccessKind::Load => c.device_bytes_read += bytes,
                             AccessKind::Store => c.device_bytes_written += bytes,
@@ -326,14 +420,45 @@ impl<'a> Machine<'a> {
         };
         let mut ex = match stop {
             Ok(ex) => ex,
-            Err((trap, pc)) => return Err(self.fault(trap, id, sg, pc)),
+            Err((trap, pc)) => {
+                self.locate_findings(id);
+                return Err(self.fault(trap, id, sg, pc));
+            }
         };
         let tg = self.groups[id].as_mut().expect("threadgroup is resident");
         match &mut ex.effect {
             Effect::Barrier { released } => {
-                tg.simdgroups[sg].status = Status::AtBarrier;
+                let group = &mut tg.simdgroups[sg];
+                group.status = Status::AtBarrier;
+                group.barrier_pc = ex.pc;
+                let lanes = tg.shape.lanes(group.index);
+                if ex.active != lanes && self.sanitizer.first(FaultKind::DivergentBarrier, ex.pc) {
+                    let missing = lanes & !ex.active;
+                    let lane = missing.trailing_zeros();
+                    let how = if group.simt.live() >> lane & 1 != 0 {
+                        "is in other code (the barrier is in divergent control flow)"
+                    } else {
+                        "has returned"
+                    };
+                    self.sanitizer.report(Pending {
+                        trap: Trap {
+                            kind: FaultKind::DivergentBarrier,
+                            message: format!(
+                                "threadgroup_barrier reached by only part of SIMD-group {}: lane {lane} {how}; every thread of the threadgroup must reach it",
+                                group.index
+                            ),
+                            lane: ex.active.trailing_zeros(),
+                            address: None,
+                            buffer: None,
+                            offset: None,
+                        },
+                        pc: ex.pc,
+                        simd: group.index,
+                        other_pc: None,
+                    });
+                }
                 tg.waiting += 1;
-                *released = tg.try_release();
+                *released = tg.try_release(&mut self.sanitizer, &mut self.next_stamp);
             }
             Effect::Exit {
                 done: true,
@@ -341,11 +466,32 @@ impl<'a> Machine<'a> {
             } => {
                 tg.simdgroups[sg].status = Status::Done;
                 tg.live -= 1;
-                *released = tg.try_release();
+                *released = tg.try_release(&mut self.sanitizer, &mut self.next_stamp);
             }
             _ => {}
         }
+        if self.sanitizer.has_pending() {
+            self.locate_findings(id);
+        }
         Ok(ex)
+    }
+
+    /// Gives the sanitizer's new findings (all from threadgroup `id`) their thread and
+    /// source location.
+    fn locate_findings(&mut self, id: GroupId) {
+        for p in self.sanitizer.take_pending() {
+            let mut first = *self.fault(p.trap, id, p.simd as usize, p.pc);
+            if let Some(other) = p.other_pc {
+                let loc = self
+                    .program
+                    .locs
+                    .get(other as usize)
+                    .copied()
+                    .unwrap_or_default();
+                first.message += &format!(" (the other: {})", self.module.describe_loc(loc));
+            }
+            self.findings.push((Finding { first, count: 1 }, p.pc));
+        }
     }
 
     fn fault(&self, trap: Trap, id: GroupId, sg: usize, pc: u32) -> Box<KernelFault> {

@@ -2,7 +2,7 @@
 
 use metalsim_isa::OpClass;
 
-use crate::fault::KernelFault;
+use crate::fault::{Finding, KernelFault};
 
 /// The default instruction budget: SIMD-group instructions per dispatch.
 pub const DEFAULT_INSTRUCTION_BUDGET: u64 = 10_000_000_000;
@@ -17,6 +17,11 @@ pub struct RunOptions {
     /// [`FaultKind::InstructionBudget`](crate::FaultKind::InstructionBudget) fault; `None`
     /// means [`DEFAULT_INSTRUCTION_BUDGET`].
     pub max_instructions: Option<u64>,
+    /// Run every math function (`sin`, `exp`, `pow`...) in its precise variant, as
+    /// `-fno-fast-math` compiles them; otherwise only those the kernel asks for with
+    /// `metal::precise::` (`sin.precise` in the ISA) are precise and the rest use Metal's
+    /// default fast variant. See `docs/math-precision.md`.
+    pub precise_math: bool,
 }
 
 impl Default for RunOptions {
@@ -24,6 +29,7 @@ impl Default for RunOptions {
         RunOptions {
             timing: true,
             max_instructions: None,
+            precise_math: false,
         }
     }
 }
@@ -35,9 +41,16 @@ pub struct RunOutcome {
     pub buffers: Vec<Vec<u8>>,
     /// Counters of the run (up to the fault, when there is one).
     pub stats: Stats,
+    /// What the timing model saw: occupancy and memory-level traffic (`None` without
+    /// timing).
+    pub timing: Option<TimingSummary>,
     /// The first fault found. The run stops at a fault; the buffers are returned as they
     /// stood then.
     pub fault: Option<KernelFault>,
+    /// What the sanitizer found (races, divergent barriers, uninitialized threadgroup
+    /// reads, inactive-lane reads), each once per instruction and kind in the order first
+    /// seen, then the fault if there was one. See [`Finding`].
+    pub findings: Vec<Finding>,
 }
 
 /// Counters of a run.
@@ -63,4 +76,72 @@ pub struct Stats {
     pub device_bytes_written: u64,
     /// Bytes moved between the memory system and DRAM (whole lines; 0 without timing).
     pub dram_bytes: u64,
+}
+
+/// What limits how many threadgroups a core holds at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limiter {
+    /// Threads per core.
+    Threads,
+    /// Registers per thread against the register file (or, with Dynamic Caching, the
+    /// on-chip pool).
+    Registers,
+    /// Threadgroup memory per threadgroup against the core's.
+    ThreadgroupMemory,
+    /// Threadgroups per core.
+    Threadgroups,
+}
+
+impl Limiter {
+    /// The name used in reports: `threads`, `registers`, `threadgroup_memory`,
+    /// `threadgroups`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Limiter::Threads => "threads",
+            Limiter::Registers => "registers",
+            Limiter::ThreadgroupMemory => "threadgroup_memory",
+            Limiter::Threadgroups => "threadgroups",
+        }
+    }
+}
+
+/// Residency of a timed dispatch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Occupancy {
+    /// Resident SIMD-groups per core the limits allow for full threadgroups, as a fraction
+    /// of the most a core can hold (`max_threads_per_core / 32`).
+    pub theoretical: f64,
+    /// Resident SIMD-groups per core averaged over cores and the run's cycles, same scale.
+    pub achieved: f64,
+    /// The limit that sets `theoretical`.
+    pub limiter: Limiter,
+    /// Threadgroups a core holds at once under the limits (at least 1).
+    pub threadgroups_per_core: u32,
+    /// 32-bit registers per thread charged against the register file: the peak of the
+    /// register allocation, or its mean with Dynamic Caching.
+    pub registers_per_thread: f64,
+}
+
+/// Hits and misses of one cache level, in cache-line requests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LevelCounters {
+    /// Requests the level served.
+    pub hits: u64,
+    /// Requests passed to the level below.
+    pub misses: u64,
+}
+
+/// What the timing model saw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimingSummary {
+    /// Residency.
+    pub occupancy: Occupancy,
+    /// The per-core L1 data caches together.
+    pub l1: LevelCounters,
+    /// The GPU L2.
+    pub l2: LevelCounters,
+    /// The system-level cache.
+    pub slc: LevelCounters,
+    /// Threadgroup-memory wavefronts beyond one per access (bank-conflict replays).
+    pub bank_conflict_replays: u64,
 }

@@ -4,14 +4,17 @@
 //! hoists constants into a template register file, flattens the reachable blocks into one
 //! array (branch targets become instruction indices), turns block parameters into
 //! per-edge parallel copies and records each branch's reconvergence point (its immediate
-//! post-dominator).
+//! post-dominator). An [`Instr`] holds three operand slots and one result; instructions
+//! with more (vector loads and stores, matrix operations, `insert_bits`) keep the rest in
+//! one side table, [`Program::operands`], so the common instruction stays small.
 
 use metalsim_isa::{
-    AtomicOp, BarrierScope, Block, Cfg, CmpCond, Function, Op, OpClass, SimdOp, Space, SpecialReg,
-    SrcLoc, Terminator, Type, Value,
+    AtomicOp, BarrierScope, Block, Cfg, CmpCond, Function, IntFn, MathFn, Op, OpClass, SimdOp,
+    Space, SpecialReg, SrcLoc, Terminator, Type, Value,
 };
 
 use crate::alu::{FloatBinOp, FloatTy, FloatUnOp, IntBinOp, IntUnOp, Width};
+use crate::math::Precision;
 use crate::memory::AddressMap;
 use crate::regalloc::{self, Bank, Slots};
 
@@ -44,6 +47,12 @@ pub(crate) enum Kind {
     FloatBin(FloatBinOp, FloatTy),
     /// 32-bit bank float: `dst = a * b + c` (fused).
     FloatFma(FloatTy),
+    /// 32-bit bank float: `dst = f(a)` or `f(a, b)` (`ldexp`'s `b` is an `i32`).
+    Math(MathFn, Precision, FloatTy),
+    /// `dst = f(a, b, c)` on integers of the type: operands of the type in its bank, bit
+    /// positions in the 32-bit bank; `insert_bits`' two bit positions are the slots at
+    /// `Program::operands[c..]`.
+    IntFn(IntFn, Type),
     /// `dst = a cond b` (pred) on floats.
     FloatCmp(CmpCond, FloatTy),
     /// 32-bit bank: `dst = a ? b : c` (`a` is a pred).
@@ -73,6 +82,21 @@ pub(crate) enum Kind {
     Load(Space, Type),
     /// `store(a, b)`.
     Store(Space, Type),
+    /// `n` consecutive elements from address `a`; the results are the `n` slots at
+    /// `Program::operands[b..]` (the first is also `dst`).
+    LoadVec(Space, Type, u8),
+    /// Stores `n` consecutive elements at address `a`; the values are the `n` slots at
+    /// `Program::operands[b..]`.
+    StoreVec(Space, Type, u8),
+    /// This lane's two elements of an 8x8 matrix at address `a` with row stride `b`
+    /// (elements); the flag says transposed. Results: `dst` (element 0) and `c`.
+    MatrixLoad(Space, Type, bool),
+    /// Stores this lane's two elements (`Program::operands[c]` and the next) of an 8x8
+    /// matrix at address `a` with row stride `b`; the flag says transposed.
+    MatrixStore(Space, Type, bool),
+    /// `D = A x B + C` on 8x8 SIMD-group matrices: operands `a0, a1, b0, b1, c0, c1` are
+    /// the six slots at `Program::operands[a..]`; results `dst` (d0) and `c` (d1).
+    MatrixMac(FloatTy),
     /// `dst = atomic(a, b[, c])`.
     Atomic(AtomicOp, Space, Type),
     /// A barrier.
@@ -125,13 +149,28 @@ pub(crate) struct Reg {
     pub slot: u32,
 }
 
+/// The most operands an instruction reads (`matrix_mac`).
+pub(crate) const MAX_SRCS: usize = 6;
+
 /// The registers an instruction reads and writes, for the timing model's scoreboard.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
 pub(crate) struct Deps {
     /// Registers read.
-    pub srcs: [Option<Reg>; 3],
-    /// Register written.
+    pub srcs: [Option<Reg>; MAX_SRCS],
+    /// Register written (the first result of a multi-result instruction).
     pub dst: Option<Reg>,
+    /// The other results of multi-result instructions (vector loads, matrix operations).
+    pub more_dsts: [Option<Reg>; 3],
+}
+
+impl Deps {
+    /// Every register the instruction writes.
+    pub fn dsts(&self) -> impl Iterator<Item = Reg> + '_ {
+        self.dst
+            .iter()
+            .chain(self.more_dsts.iter().flatten())
+            .copied()
+    }
 }
 
 /// One register copy of a block-parameter edge.
@@ -171,45 +210,23 @@ pub(crate) struct Program {
     pub copies: Vec<ParamCopy>,
     /// 64-bit values known before the run ([`Kind::Uniform64`]).
     pub uniforms: Vec<u64>,
+    /// Register slots of the operands and results that do not fit in [`Instr`] (vector
+    /// loads and stores, matrix operations), which point into it.
+    pub operands: Vec<u32>,
     /// Slots per bank, temporaries included.
     pub slots: [u32; 2],
+    /// Registers per thread (from the register allocation), for occupancy.
+    pub register_use: regalloc::RegisterUse,
     /// The 32-bit bank as a new SIMD-group starts: constants filled in, the rest zero.
     pub template32: Vec<[u32; 32]>,
     /// The 64-bit bank as a new SIMD-group starts.
     pub template64: Vec<[u64; 32]>,
 }
 
-/// Refuses kernels with instructions this simulator does not run yet (vector loads and
-/// stores, SIMD-group matrix operations), naming the first one and its source location.
-pub(crate) fn check_supported(
-    module: &metalsim_isa::Module,
-    f: &Function,
-) -> Result<(), crate::SimError> {
-    for b in f.block_ids() {
-        for &i in &f.block(b).insts {
-            let op = f.inst(i).op;
-            if matches!(
-                op,
-                Op::LoadVec(..)
-                    | Op::StoreVec(..)
-                    | Op::MatrixLoad(..)
-                    | Op::MatrixStore(..)
-                    | Op::MatrixMac
-            ) {
-                return Err(crate::SimError::Unsupported {
-                    instruction: format!("{op:?}"),
-                    kernel: f.name.clone(),
-                    location: module.describe_loc(f.inst_locs[i.index()]),
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Decodes a kernel that passed the ISA verifier and [`check_supported`]; `addresses` gives the addresses of
-/// buffers, threadgroup memory, thread memory and data objects.
-pub(crate) fn decode(f: &Function, addresses: &AddressMap) -> Program {
+/// Decodes a kernel that passed the ISA verifier; `addresses` gives the addresses of
+/// buffers, threadgroup memory, thread memory and data objects, `math` the variant of the
+/// math functions that do not ask for the precise one.
+pub(crate) fn decode(f: &Function, addresses: &AddressMap, math: Precision) -> Program {
     let cfg = Cfg::new(f);
     let slots = regalloc::assign(f, &cfg);
     Decoder {
@@ -217,6 +234,7 @@ pub(crate) fn decode(f: &Function, addresses: &AddressMap) -> Program {
         cfg: &cfg,
         slots: &slots,
         addresses,
+        math,
         p: Program {
             insts: Vec::new(),
             locs: Vec::new(),
@@ -224,7 +242,9 @@ pub(crate) fn decode(f: &Function, addresses: &AddressMap) -> Program {
             edges: Vec::new(),
             copies: Vec::new(),
             uniforms: Vec::new(),
+            operands: Vec::new(),
             slots: slots.count,
+            register_use: slots.usage,
             template32: Vec::new(),
             template64: Vec::new(),
         },
@@ -239,6 +259,7 @@ struct Decoder<'a> {
     cfg: &'a Cfg,
     slots: &'a Slots,
     addresses: &'a AddressMap,
+    math: Precision,
     p: Program,
     block_start: Vec<u32>,
     /// Slots per bank including edge temporaries.
@@ -278,7 +299,7 @@ impl Decoder<'_> {
                     continue;
                 }
                 let loc = f.inst_locs[i.index()];
-                let (ins, deps) = self.instruction(inst.op, inst.ty, &inst.args, inst.result());
+                let (ins, deps) = self.instruction(inst.op, inst.ty, &inst.args, &inst.results);
                 self.push(ins, deps, loc);
             }
             self.terminator(b, &mut pending);
@@ -310,28 +331,41 @@ impl Decoder<'_> {
         self.p.locs.push(loc);
     }
 
+    /// Appends slots to [`Program::operands`]; the index of the first.
+    fn side_table(&mut self, values: &[Value]) -> u32 {
+        let at = self.p.operands.len() as u32;
+        for &v in values {
+            let s = self.slot(v);
+            self.p.operands.push(s);
+        }
+        at
+    }
+
     fn instruction(
         &mut self,
         op: Op,
         ty: Type,
         args: &[Value],
-        result: Option<Value>,
+        results: &[Value],
     ) -> (Instr, Deps) {
         let arg = |i: usize| args.get(i).map(|&v| self.slot(v)).unwrap_or(0);
         let (a, b, c) = (arg(0), arg(1), arg(2));
-        let dst = result.map(|r| self.slot(r)).unwrap_or(0);
+        let dst = results.first().map(|&r| self.slot(r)).unwrap_or(0);
         let mut deps = Deps {
-            dst: result.map(|r| self.reg(r)),
+            dst: results.first().map(|&r| self.reg(r)),
             ..Deps::default()
         };
         for (d, &v) in deps.srcs.iter_mut().zip(args) {
+            *d = Some(self.reg(v));
+        }
+        for (d, &v) in deps.more_dsts.iter_mut().zip(results.iter().skip(1)) {
             *d = Some(self.reg(v));
         }
         let class = op.class(ty);
         let wide = ty.is_wide();
         let w = Width::of(ty);
         let ft = FloatTy::of(ty);
-        let mut c_field = c;
+        let (mut a_field, mut b_field, mut c_field) = (a, b, c);
         let kind = match op {
             Op::Const(_) => unreachable!("constants are hoisted"),
             Op::Add | Op::Sub | Op::Mul | Op::Div | Op::Rem | Op::Min | Op::Max => {
@@ -386,13 +420,13 @@ impl Decoder<'_> {
                 None if wide => Kind::LongFma,
                 None => Kind::IntFma(w),
             },
-            Op::Math(mf) => {
-                let ft = ft.unwrap_or(FloatTy::F32);
-                if mf.arity() == 2 {
-                    Kind::FloatBin(FloatBinOp::Pow, ft)
-                } else {
-                    Kind::FloatUn(FloatUnOp::Math(mf), ft)
+            Op::Math(mf) => Kind::Math(mf, self.math, ft.unwrap_or(FloatTy::F32)),
+            Op::PreciseMath(mf) => Kind::Math(mf, Precision::Precise, ft.unwrap_or(FloatTy::F32)),
+            Op::Int(f) => {
+                if f == IntFn::InsertBits {
+                    c_field = self.side_table(&args[2..]);
                 }
+                Kind::IntFn(f, ty)
             }
             Op::Cmp(cond) => match ft {
                 Some(ft) => Kind::FloatCmp(cond, ft),
@@ -420,14 +454,26 @@ impl Decoder<'_> {
                     index: self.f.value_type(args[1]),
                 }
             }
-            Op::LoadVec(..)
-            | Op::StoreVec(..)
-            | Op::MatrixLoad(..)
-            | Op::MatrixStore(..)
-            | Op::MatrixMac => {
-                // `check_supported` refuses these before decoding; decode them as a no-op
-                // barrier-free return so a stray one cannot misbehave.
-                Kind::Ret
+            Op::LoadVec(s, n) => {
+                b_field = self.side_table(results);
+                Kind::LoadVec(s, ty, n)
+            }
+            Op::StoreVec(s, n) => {
+                b_field = self.side_table(&args[1..]);
+                Kind::StoreVec(s, ty, n)
+            }
+            Op::MatrixLoad(s, t) => {
+                c_field = results.get(1).map_or(0, |&r| self.slot(r));
+                Kind::MatrixLoad(s, ty, t)
+            }
+            Op::MatrixStore(s, t) => {
+                c_field = self.side_table(&args[2..]);
+                Kind::MatrixStore(s, ty, t)
+            }
+            Op::MatrixMac => {
+                a_field = self.side_table(args);
+                c_field = results.get(1).map_or(0, |&r| self.slot(r));
+                Kind::MatrixMac(ft.unwrap_or(FloatTy::F32))
             }
             Op::Load(s) => Kind::Load(s, ty),
             Op::Store(s) => Kind::Store(s, ty),
@@ -470,8 +516,8 @@ impl Decoder<'_> {
                 kind,
                 class,
                 dst,
-                a,
-                b,
+                a: a_field,
+                b: b_field,
                 c: c_field,
             },
             deps,
@@ -600,7 +646,7 @@ mod tests {
         metalsim_isa::verify_function(f, 0).unwrap();
         let cfg = Cfg::new(f);
         let slots = regalloc::assign(f, &cfg);
-        let p = decode(f, &AddressMap::default());
+        let p = decode(f, &AddressMap::default(), Precision::Fast);
         let mut edge = 0;
         for b in f.block_ids().filter(|&b| cfg.is_reachable(b)) {
             for (target, args) in f.block(b).term.targets() {

@@ -27,6 +27,18 @@ pub(crate) struct Slots {
     pub count: [u32; 2],
     /// Constant slots with their bits: `(bank, slot, bits)`.
     pub constants: Vec<(Bank, u32, u64)>,
+    /// Registers per thread, in 32-bit registers, for occupancy.
+    pub usage: RegisterUse,
+}
+
+/// How many 32-bit registers a thread holds (a 64-bit value counts twice; constants are
+/// immediates and count nothing): at most at once, and on average over the instructions.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct RegisterUse {
+    /// The most live at once.
+    pub peak: u32,
+    /// The mean over the instructions of the registers live after each.
+    pub mean: f64,
 }
 
 impl Slots {
@@ -123,6 +135,9 @@ impl Pool {
     fn clear(&mut self) {
         self.used.iter_mut().for_each(|u| *u = false);
     }
+    fn in_use(&self) -> u64 {
+        self.used.iter().filter(|u| **u).count() as u64
+    }
 }
 
 /// Assigns slots to every value of the reachable blocks of a verified function.
@@ -162,7 +177,10 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
     let mut values: Vec<Value> = Vec::new();
     for &b in &rpo {
         let data = f.block(b);
-        let results = data.insts.iter().filter_map(|&i| f.inst(i).result());
+        let results = data
+            .insts
+            .iter()
+            .flat_map(|&i| f.inst(i).results.iter().copied());
         for v in data.params.iter().copied().chain(results) {
             if !is_const[v.index()] {
                 dense[v.index()] = values.len() as u32;
@@ -191,10 +209,10 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
             for &a in &inst.args {
                 use_(a, k, g);
             }
-            if let Some(r) = inst.result()
-                && !is_const[r.index()]
-            {
-                k.insert(d(r));
+            for &r in &inst.results {
+                if !is_const[r.index()] {
+                    k.insert(d(r));
+                }
             }
         }
         for v in data.term.uses() {
@@ -229,6 +247,7 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
 
     // Tree scan in reverse postorder (every block after its dominators).
     let mut pools = [Pool::new(base[0]), Pool::new(base[1])];
+    let (mut live_sum, mut points) = (0u64, 0u64);
     for &b in &rpo {
         let data = f.block(b);
         for p in pools.iter_mut() {
@@ -247,14 +266,16 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
         }
         let n = data.insts.len();
         let mut dies: Vec<Vec<Value>> = vec![Vec::new(); n];
-        let mut dead_result = vec![false; n];
+        let mut dead_results: Vec<Vec<Value>> = vec![Vec::new(); n];
         for (k, &i) in data.insts.iter().enumerate().rev() {
             let inst = f.inst(i);
-            if let Some(r) = inst.result()
-                && !is_const[r.index()]
-            {
-                dead_result[k] = !live.contains(d(r));
-                live.remove(d(r));
+            for &r in &inst.results {
+                if !is_const[r.index()] {
+                    if !live.contains(d(r)) {
+                        dead_results[k].push(r);
+                    }
+                    live.remove(d(r));
+                }
             }
             for &a in &inst.args {
                 if !is_const[a.index()] && !live.contains(d(a)) {
@@ -277,33 +298,31 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
         }
         for (k, &i) in data.insts.iter().enumerate() {
             let inst = f.inst(i);
-            let Some(r) = inst.result() else {
-                for &a in &dies[k] {
-                    let bk = bank_index(Slots::bank(f, a));
-                    pools[bk].free(base[bk], slot[a.index()]);
+            // Take every result's slot before freeing the operands, so no instruction
+            // writes a slot it still reads (and the results of one instruction differ).
+            for &r in &inst.results {
+                if !is_const[r.index()] {
+                    let rb = bank_index(Slots::bank(f, r));
+                    slot[r.index()] = pools[rb].take(base[rb]);
                 }
-                continue;
-            };
-            if is_const[r.index()] {
-                continue;
             }
-            // Take the result's slot before freeing the operands, so no instruction writes
-            // a slot it still reads.
-            let rb = bank_index(Slots::bank(f, r));
-            slot[r.index()] = pools[rb].take(base[rb]);
-            for &a in &dies[k] {
+            for &a in dies[k].iter().chain(&dead_results[k]) {
                 let bk = bank_index(Slots::bank(f, a));
                 pools[bk].free(base[bk], slot[a.index()]);
             }
-            if dead_result[k] {
-                pools[rb].free(base[rb], slot[r.index()]);
-            }
+            live_sum += pools[0].in_use() + 2 * pools[1].in_use();
+            points += 1;
         }
     }
+    let count = [pools[0].high.max(base[0]), pools[1].high.max(base[1])];
     Slots {
         slot,
-        count: [pools[0].high.max(base[0]), pools[1].high.max(base[1])],
+        count,
         constants,
+        usage: RegisterUse {
+            peak: (count[0] - base[0]) + 2 * (count[1] - base[1]),
+            mean: live_sum as f64 / points.max(1) as f64,
+        },
     }
 }
 
@@ -329,6 +348,23 @@ mod tests {
         );
         assert_eq!(s.count[0], 1 + 2);
         assert_eq!(s.constants.len(), 1);
+    }
+
+    #[test]
+    fn results_of_one_instruction_get_distinct_slots_apart_from_its_operands() {
+        let (f, s) = slots_of(
+            "bb0:\n v0 = sreg.thread_index_in_simdgroup\n v1 = cvt.u32.u64 v0\n v2, v3, v4, v5 = ld.device.x4.f32 v1\n v6, v7 = matrix_mac.f32 v2, v3, v4, v5, v2, v3\n v8 = add.f32 v6, v7\n v9, v10 = ld.device.x2.f32 v1\n ret\n",
+        );
+        let sl = |v: u32| s.slot[v as usize];
+        for group in [&[2, 3, 4, 5][..], &[6, 7, 2, 3, 4, 5], &[9, 10]] {
+            for (i, &x) in group.iter().enumerate() {
+                for &y in &group[i + 1..] {
+                    assert_ne!(sl(x), sl(y), "v{x} and v{y} share a slot in {f}");
+                }
+            }
+        }
+        // Dead results give their slots back: v9 and v10 reuse dead slots.
+        assert!(s.count[0] <= 7, "{} slots", s.count[0]);
     }
 
     #[test]

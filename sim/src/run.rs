@@ -7,11 +7,13 @@ use metalsim_models::Gpu;
 
 use crate::dispatch::Geometry;
 use crate::error::SimError;
+use crate::fault::Finding;
 use crate::machine::Machine;
+use crate::math::Precision;
 use crate::memory::Memory;
 use crate::outcome::{DEFAULT_INSTRUCTION_BUDGET, RunOptions, RunOutcome, Stats};
 use crate::program;
-use crate::timing::{ModelV1, Timing, Untimed};
+use crate::timing::{Model, Timing, Untimed};
 
 /// Runs kernel `kernel` of `module` once, as `launch` describes, on `gpu`.
 ///
@@ -53,19 +55,30 @@ pub fn run(
             )));
         }
     }
-    program::check_supported(module, f)?;
-    let program = program::decode(f, &memory.map);
+    let math = if options.precise_math {
+        Precision::Precise
+    } else {
+        Precision::Fast
+    };
+    let program = program::decode(f, &memory.map, math);
     let geometry = Geometry::new(launch);
     let budget = options
         .max_instructions
         .unwrap_or(DEFAULT_INSTRUCTION_BUDGET);
     let mut machine = Machine::new(&program, module, memory, geometry, budget);
     let report = if options.timing {
-        ModelV1::new(gpu).run(&mut machine)
+        Model::new(gpu).run(&mut machine)
     } else {
         Untimed.run(&mut machine)
     };
-    let (buffers, c) = machine.finish();
+    let (buffers, c, mut findings) = machine.finish();
+    // The fault that stopped the run is the last finding.
+    if let Some(f) = &report.fault {
+        findings.push(Finding {
+            first: f.clone(),
+            count: 1,
+        });
+    }
     Ok(RunOutcome {
         buffers,
         stats: Stats {
@@ -82,7 +95,9 @@ pub fn run(
             device_bytes_written: c.device_bytes_written,
             dram_bytes: report.dram_bytes,
         },
+        timing: report.summary,
         fault: report.fault,
+        findings,
     })
 }
 

@@ -51,6 +51,11 @@ impl Reconvergence {
         self.entries.last().map(|e| (e.pc, e.mask))
     }
 
+    /// The lanes that have not finished (active or waiting in some entry).
+    pub fn live(&self) -> LaneMask {
+        self.entries.iter().fold(0, |m, e| m | e.mask)
+    }
+
     /// Every lane has finished.
     pub fn is_done(&self) -> bool {
         self.entries.is_empty()

@@ -7,4 +7,6 @@
 
 mod report;
 
-pub use report::{FaultReport, MemorySummary, Report};
+pub use report::{
+    CacheReport, FaultReport, FindingReport, LevelReport, MemorySummary, OccupancyReport, Report,
+};

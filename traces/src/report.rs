@@ -18,6 +18,58 @@ pub struct MemorySummary {
     pub dram_gb_per_s: f64,
 }
 
+/// Residency of a timed run: how full the cores were.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OccupancyReport {
+    /// Resident SIMD-groups per core the limits allow, as a fraction of the most a core
+    /// holds.
+    pub theoretical: f64,
+    /// Resident SIMD-groups per core averaged over cores and time, same scale.
+    pub achieved: f64,
+    /// What limits `theoretical`: `registers`, `threads`, `threadgroup_memory` or
+    /// `threadgroups`.
+    pub limiter: String,
+    /// Threadgroups a core holds at once.
+    pub threadgroups_per_core: u32,
+    /// 32-bit registers per thread charged against the register file (the mean live count
+    /// on GPUs with Dynamic Caching).
+    pub registers_per_thread: f64,
+}
+
+/// Requests one cache level served and passed on.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LevelReport {
+    /// Cache-line requests it served.
+    pub hits: u64,
+    /// Cache-line requests it passed to the level below.
+    pub misses: u64,
+}
+
+impl LevelReport {
+    /// `hits / (hits + misses)`, 0 without requests.
+    pub fn hit_rate(&self) -> f64 {
+        let n = self.hits + self.misses;
+        if n == 0 {
+            0.0
+        } else {
+            self.hits as f64 / n as f64
+        }
+    }
+}
+
+/// What the caches and threadgroup memory saw in a timed run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CacheReport {
+    /// The per-core L1 data caches together.
+    pub l1: LevelReport,
+    /// The GPU L2.
+    pub l2: LevelReport,
+    /// The system-level cache.
+    pub slc: LevelReport,
+    /// Threadgroup-memory wavefronts replayed for bank conflicts.
+    pub bank_conflict_replays: u64,
+}
+
 /// A kernel fault: what went wrong, where in the source, and on which thread.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FaultReport {
@@ -37,6 +89,42 @@ pub struct FaultReport {
     pub threadgroup: [u32; 3],
     /// Its lane in the SIMD-group.
     pub lane: u32,
+}
+
+/// A finding of the sanitizer (or the fault that stopped the run): its kind, where in
+/// the source and on which thread it first happened, and how often.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FindingReport {
+    /// `out_of_bounds`, `misaligned`, `read_only_write`, `threadgroup_race`,
+    /// `device_race`, `divergent_barrier`, `uninitialized_threadgroup_read`,
+    /// `inactive_lane_read` or `instruction_budget`.
+    pub kind: String,
+    /// `error` (the run exits with code 1) or `warning`.
+    pub severity: String,
+    /// The full message.
+    pub message: String,
+    /// Source file.
+    pub file: String,
+    /// 1-based line (0 when unknown).
+    pub line: u32,
+    /// 1-based column.
+    pub column: u32,
+    /// `thread_position_in_grid` of the thread of the first occurrence.
+    pub thread: [u32; 3],
+    /// `threadgroup_position_in_grid` of its threadgroup.
+    pub threadgroup: [u32; 3],
+    /// Its SIMD-group in the threadgroup.
+    pub simdgroup: u32,
+    /// Its lane in the SIMD-group.
+    pub lane: u32,
+    /// The address accessed, for memory findings.
+    pub address: Option<u64>,
+    /// The buffer, threadgroup or thread allocation the address is in.
+    pub buffer: Option<String>,
+    /// The byte offset in it.
+    pub offset: Option<u64>,
+    /// Executions of the instruction that showed the same kind of mistake.
+    pub count: u64,
 }
 
 /// The summary of one simulated dispatch. Field names are stable: later versions add
@@ -73,6 +161,16 @@ pub struct Report {
     pub memory: MemorySummary,
     /// The kernel fault that stopped the run, if one did.
     pub fault: Option<FaultReport>,
+    /// Residency (`null` with timing off).
+    #[serde(default)]
+    pub occupancy: Option<OccupancyReport>,
+    /// Cache and threadgroup-memory traffic (`null` with timing off).
+    #[serde(default)]
+    pub caches: Option<CacheReport>,
+    /// What the sanitizer found, each kind once per source instruction, in the order first
+    /// seen; the fault, if any, last.
+    #[serde(default)]
+    pub findings: Vec<FindingReport>,
 }
 
 impl Report {
@@ -126,6 +224,32 @@ impl Report {
             let _ = write!(s, " ({:.1} GB/s)", m.dram_gb_per_s);
         }
         s.push('\n');
+        if let Some(o) = &self.occupancy {
+            let _ = writeln!(
+                s,
+                "  occupancy    theoretical {:.1}%, achieved {:.1}% (limited by {}: {} threadgroup{} per core, {:.1} registers per thread)",
+                o.theoretical * 100.0,
+                o.achieved * 100.0,
+                o.limiter.replace('_', " "),
+                o.threadgroups_per_core,
+                if o.threadgroups_per_core == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                o.registers_per_thread
+            );
+        }
+        if let Some(c) = &self.caches {
+            let _ = writeln!(
+                s,
+                "  caches       hit rates L1 {:.1}%, L2 {:.1}%, SLC {:.1}%; {} threadgroup bank-conflict replays",
+                c.l1.hit_rate() * 100.0,
+                c.l2.hit_rate() * 100.0,
+                c.slc.hit_rate() * 100.0,
+                group_digits(c.bank_conflict_replays)
+            );
+        }
         let total: u64 = self.instructions_by_class.values().sum();
         if total > 0 {
             let mut mix: Vec<(&String, &u64)> = self
@@ -147,6 +271,45 @@ impl Report {
                 "  FAULT        {} at {}:{}:{} (thread {:?}, threadgroup {:?}, lane {}): {}",
                 f.kind, f.file, f.line, f.column, f.thread, f.threadgroup, f.lane, f.message
             );
+        }
+        if !self.findings.is_empty() {
+            let errors = self
+                .findings
+                .iter()
+                .filter(|f| f.severity == "error")
+                .count();
+            let warnings = self.findings.len() - errors;
+            let plural = |n: usize| if n == 1 { "" } else { "s" };
+            let _ = writeln!(
+                s,
+                "  sanitizer    {errors} error{}, {warnings} warning{}",
+                plural(errors),
+                plural(warnings)
+            );
+            for f in &self.findings {
+                let _ = write!(
+                    s,
+                    "    {:<7} {} at {}:{}:{} (thread {:?}, threadgroup {:?}, SIMD-group {}, lane {}",
+                    f.severity,
+                    f.kind,
+                    f.file,
+                    f.line,
+                    f.column,
+                    f.thread,
+                    f.threadgroup,
+                    f.simdgroup,
+                    f.lane
+                );
+                if let (Some(b), Some(o)) = (&f.buffer, f.offset) {
+                    let _ = write!(s, ", `{b}` + {o}");
+                }
+                let times = if f.count > 1 {
+                    format!(", {} times", group_digits(f.count))
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(s, "{times}): {}", f.message);
+            }
         }
         s
     }
@@ -216,7 +379,79 @@ mod tests {
                 dram_gb_per_s: 12.4,
             },
             fault: None,
+            occupancy: Some(OccupancyReport {
+                theoretical: 0.75,
+                achieved: 0.6,
+                limiter: "registers".into(),
+                threadgroups_per_core: 9,
+                registers_per_thread: 24.0,
+            }),
+            caches: Some(CacheReport {
+                l1: LevelReport {
+                    hits: 90,
+                    misses: 10,
+                },
+                l2: LevelReport { hits: 5, misses: 5 },
+                slc: LevelReport::default(),
+                bank_conflict_replays: 1234,
+            }),
+            findings: Vec::new(),
         }
+    }
+
+    /// A run with one error and one warning.
+    fn with_findings() -> Report {
+        let finding =
+            |kind: &str, severity: &str, line, count, buffer: Option<&str>| FindingReport {
+                kind: kind.into(),
+                severity: severity.into(),
+                message: format!("what happened ({kind})"),
+                file: "reduce.metal".into(),
+                line,
+                column: 9,
+                thread: [33, 0, 0],
+                threadgroup: [1, 0, 0],
+                simdgroup: 1,
+                lane: 1,
+                address: buffer.map(|_| 0x200_0000_0004),
+                buffer: buffer.map(str::to_string),
+                offset: buffer.map(|_| 4),
+                count,
+            };
+        Report {
+            findings: vec![
+                finding("threadgroup_race", "error", 31, 1200, Some("partials")),
+                finding("inactive_lane_read", "warning", 12, 1, None),
+            ],
+            ..sample()
+        }
+    }
+
+    #[test]
+    fn text_report_lists_findings() {
+        insta::assert_snapshot!(with_findings().to_text());
+    }
+
+    #[test]
+    fn json_findings_have_the_fields_the_issue_names() {
+        let r = with_findings();
+        let v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+        let f = &v["findings"][0];
+        for key in [
+            "kind",
+            "message",
+            "file",
+            "line",
+            "column",
+            "thread",
+            "threadgroup",
+        ] {
+            assert!(f.get(key).is_some(), "missing {key} in {f}");
+        }
+        assert_eq!(f["kind"], "threadgroup_race");
+        assert_eq!(f["thread"], serde_json::json!([33, 0, 0]));
+        let back: Report = serde_json::from_str(&r.to_json()).unwrap();
+        assert_eq!(back, r);
     }
 
     #[test]
@@ -237,11 +472,17 @@ mod tests {
             "simdgroups",
             "simd_instructions",
             "thread_instructions",
+            "occupancy",
         ] {
             assert!(v.get(key).is_some(), "missing {key}");
         }
         let back: Report = serde_json::from_str(&r.to_json()).unwrap();
         assert_eq!(back, r);
+        let o = &v["occupancy"];
+        for key in ["theoretical", "achieved", "limiter"] {
+            assert!(o.get(key).is_some(), "missing occupancy.{key}");
+        }
+        assert_eq!(o["limiter"], "registers");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use metalsim_isa::{Module, Type, parse_module};
 use metalsim_launch::{BufferBinding, ElemType, Grid, Launch, ThreadgroupBinding};
 use metalsim_models::Gpu;
-use metalsim_sim::{RunOptions, RunOutcome};
+use metalsim_sim::{FaultKind, RunOptions, RunOutcome};
 
 /// The M1 model.
 pub fn m1() -> Gpu {
@@ -53,6 +53,7 @@ pub fn run_functional(m: &Module, l: &Launch) -> RunOutcome {
     let opts = RunOptions {
         timing: false,
         max_instructions: None,
+        ..RunOptions::default()
     };
     metalsim_sim::run(m, "k", l, &m1(), &opts).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -62,12 +63,40 @@ pub fn run_timed(m: &Module, l: &Launch) -> RunOutcome {
     metalsim_sim::run(m, "k", l, &m1(), &RunOptions::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Runs both ways, checks the buffers agree, no fault happened and both runs found the
+/// same kinds of mistakes at the same places; the functional outcome (findings included).
+pub fn run_both_with_findings(m: &Module, l: &Launch) -> RunOutcome {
+    let f = run_functional(m, l);
+    let t = run_timed(m, l);
+    assert_eq!(f.fault, None, "functional run faulted");
+    assert_eq!(t.fault, None, "timed run faulted");
+    assert_eq!(f.buffers, t.buffers, "timing changed the results");
+    let places = |o: &RunOutcome| -> Vec<(FaultKind, u32)> {
+        let mut v: Vec<_> = o
+            .findings
+            .iter()
+            .map(|x| (x.kind(), x.first.loc.line))
+            .collect();
+        v.sort_by_key(|p| (p.0.name(), p.1));
+        v
+    };
+    assert_eq!(places(&f), places(&t), "timing changed the findings");
+    f
+}
+
+/// The kinds of a run's findings, in order.
+pub fn finding_kinds(o: &RunOutcome) -> Vec<FaultKind> {
+    o.findings.iter().map(|f| f.kind()).collect()
+}
+
 /// Runs both ways, checks the buffers agree and no fault happened; the functional outcome.
 pub fn run_both(m: &Module, l: &Launch) -> RunOutcome {
     let f = run_functional(m, l);
     let t = run_timed(m, l);
     assert_eq!(f.fault, None, "functional run faulted");
     assert_eq!(t.fault, None, "timed run faulted");
+    assert_eq!(f.findings, [], "the sanitizer found something");
+    assert_eq!(t.findings, [], "the sanitizer found something with timing");
     assert_eq!(f.buffers, t.buffers, "timing changed the results");
     assert_eq!(f.stats.simd_instructions, t.stats.simd_instructions);
     f

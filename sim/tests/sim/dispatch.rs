@@ -155,6 +155,7 @@ fn an_endless_loop_runs_out_of_budget() {
         let opts = RunOptions {
             timing,
             max_instructions: Some(1000),
+            ..RunOptions::default()
         };
         let out = metalsim_sim::run(&m, "k", &l, &m1(), &opts).unwrap();
         let f = out.fault.expect("budget fault");

@@ -257,9 +257,18 @@ fn shuffles_with_full_and_partial_masks() {
             [32, 1, 1],
             vec![buffer(0, "out", Type::U64, zeros(8 * 32 * k))],
         );
-        let out = run_both(&module(&text), &l);
+        let out = run_both_with_findings(&module(&text), &l);
         let v = from_bytes(Type::U64, &out.buffers[0]);
         let active = |s: u64| all || !s.is_multiple_of(3);
+        // Reading an inactive lane is reported (a warning) by each shuffle that does.
+        let kinds = finding_kinds(&out);
+        assert!(
+            kinds
+                .iter()
+                .all(|&k| k == metalsim_sim::FaultKind::InactiveLaneRead),
+            "{kinds:?}"
+        );
+        assert_eq!(kinds.is_empty(), all, "{:#?}", out.findings);
         for t in 0..32u64 {
             if !active(t) {
                 continue;

@@ -2,12 +2,17 @@
 //! format.
 
 mod arith;
+mod atomics;
 mod common;
 mod control;
+mod control_msl;
 mod dispatch;
 mod lanes;
 mod memory;
+mod props;
 mod robust;
+mod sanitizer;
 mod smoke;
 mod sync;
 mod timing;
+mod vector_matrix;

@@ -273,6 +273,7 @@ fn a_fault_stops_the_run_with_budget_options_untouched() {
     let opts = RunOptions {
         timing: false,
         max_instructions: Some(1_000_000),
+        ..RunOptions::default()
     };
     let out = metalsim_sim::run(&m, "k", &fault_launch(128, 100), &m1(), &opts).unwrap();
     assert!(out.fault.is_some());

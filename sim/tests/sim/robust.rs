@@ -15,6 +15,7 @@ fn run_with_budget(text: &str, threads: u32, out_words: usize) -> metalsim_sim::
     let opts = RunOptions {
         timing: true,
         max_instructions: Some(100_000),
+        ..RunOptions::default()
     };
     metalsim_sim::run(&module(text), "k", &l, &m1(), &opts).unwrap()
 }

@@ -2,6 +2,7 @@
 
 use metalsim_isa::Type;
 use metalsim_launch::Grid;
+use metalsim_sim::FaultKind;
 
 use crate::common::*;
 
@@ -84,6 +85,9 @@ fn tile_transpose_through_threadgroup_memory_needs_the_barrier() {
         racy.buffers[1], out.buffers[1],
         "the barrier made no difference"
     );
+    // Without it, the sanitizer sees SIMD-groups read tile entries others write.
+    let kinds = finding_kinds(&racy);
+    assert!(kinds.contains(&FaultKind::ThreadgroupRace), "{kinds:?}");
 }
 
 #[test]
@@ -192,17 +196,25 @@ bb0:
 
 #[test]
 fn threadgroup_atomics_count_the_threads_of_partial_threadgroups() {
+    // Thread 0 zeroes the counter (threadgroup memory starts undefined), everyone adds 1,
+    // thread 0 writes the total.
     let text = r#"kernel k {
   param buffer(0) out device type "uint" size 4 align 4
   tgalloc 0 size 4 align 4 "count"
 bb0:
   v0 = tg_addr.0
   v1 = const.u32 1
-  v2 = atomic.add.threadgroup.u32 v0, v1
-  barrier.threadgroup.threadgroup
   v3 = sreg.thread_index_in_threadgroup
   v4 = const.u32 0
   v5 = cmp.eq.u32 v3, v4
+  br_if v5, bb3, bb4
+bb3:
+  st.threadgroup.u32 v0, v4
+  br bb4
+bb4:
+  barrier.threadgroup.threadgroup
+  v2 = atomic.add.threadgroup.u32 v0, v1
+  barrier.threadgroup.threadgroup
   br_if v5, bb1, bb2
 bb1:
   v6 = ld.threadgroup.u32 v0
@@ -228,7 +240,8 @@ bb2:
 
 #[test]
 fn barrier_is_released_when_every_live_simdgroup_arrived() {
-    // SIMD-group 1 returns early; SIMD-group 0 passes its barrier and writes.
+    // SIMD-group 1 returns early; SIMD-group 0 passes its barrier and writes. Metal
+    // requires every thread to reach the barrier, so the sanitizer reports it.
     let text = r#"kernel k {
   param buffer(0) out device type "uint" size 4 align 4
 bb0:
@@ -252,9 +265,11 @@ bb2:
         [64, 1, 1],
         vec![buffer(0, "out", Type::U32, zeros(512))],
     );
-    let out = run_both(&module(text), &l);
+    let out = run_both_with_findings(&module(text), &l);
     let o = as_u32s(&out.buffers[0]);
     for (i, &v) in o.iter().enumerate() {
         assert_eq!(v, ((i % 64) < 32) as u32, "thread {i}");
     }
+    assert_eq!(finding_kinds(&out), [FaultKind::DivergentBarrier]);
+    assert_eq!(out.findings[0].count, 2, "once per threadgroup");
 }
