@@ -4,7 +4,7 @@
 //! ([`builtin`], [`builtin_names`]); a user's own file loads with [`Gpu::from_toml_file`].
 //! Every figure of a model file carries its source in the file's `[sources]` table (a
 //! built-in file without one fails the tests), and where nothing is published the source
-//! says `estimated` and from what.
+//! says `estimated` and from what. `docs/models.md` describes every field.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -52,40 +52,67 @@ pub enum ModelError {
     },
 }
 
-/// A value per timing class of instruction (the classes of `metalsim_isa::OpClass`).
+/// A value per timing class of instruction: the classes of `metalsim_isa::OpClass`, with
+/// 32-bit float multiply-add apart from the other float arithmetic (it reads three
+/// operands and is slower to its result).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PerClass {
-    /// 32-bit float arithmetic.
-    pub float_alu: u32,
+pub struct PerClass<T> {
+    /// 32-bit float add, multiply, compare, min/max (not FMA).
+    pub float_alu: T,
+    /// 32-bit float fused multiply-add.
+    pub float_fma: T,
     /// 16-bit float arithmetic.
-    pub half_alu: u32,
+    pub half_alu: T,
     /// Integer add, logic, compare, select.
-    pub int_alu: u32,
+    pub int_alu: T,
     /// Integer multiply, shifts, bit counts.
-    pub int_mul: u32,
+    pub int_mul: T,
     /// Transcendentals, reciprocal, square root, division.
-    pub special: u32,
+    pub special: T,
     /// Conversions and rounding.
-    pub convert: u32,
+    pub convert: T,
     /// Constants, special registers, bit casts.
-    pub move_: u32,
-    /// Threadgroup-memory access (beyond bank conflicts).
-    pub threadgroup_memory: u32,
+    #[serde(rename = "move")]
+    pub move_: T,
+    /// Device and constant memory access (the issue side; the caches and DRAM add their
+    /// own latency).
+    pub device_memory: T,
+    /// Threadgroup-memory access (one conflict-free wavefront).
+    pub threadgroup_memory: T,
     /// Thread-memory (stack) access.
-    pub thread_memory: u32,
+    pub thread_memory: T,
     /// SIMD-group shuffles and broadcasts.
-    pub simd_shuffle: u32,
+    pub simd_shuffle: T,
     /// SIMD-group reductions and scans.
-    pub simd_reduce: u32,
+    pub simd_reduce: T,
     /// SIMD-group 8x8 matrix multiply-accumulate.
-    pub simd_matrix: u32,
-    /// Atomic operations.
-    pub atomic: u32,
+    pub simd_matrix: T,
+    /// Atomic operations (device atomics: one read-modify-write at L2).
+    pub atomic: T,
     /// Barriers.
-    pub barrier: u32,
+    pub barrier: T,
     /// Branches.
-    pub control: u32,
+    pub control: T,
+}
+
+/// How resident SIMD-groups are limited by on-chip memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Occupancy {
+    /// Apple9 Dynamic Caching: registers, threadgroup memory and caches share one on-chip
+    /// pool (`on_chip_memory_bytes`) and registers are allocated as they are used, so a
+    /// thread is charged the registers it holds on average rather than at its peak.
+    /// Without it (Apple7/8) each thread reserves its peak register count from
+    /// `register_file_bytes` and threadgroup memory comes from
+    /// `threadgroup_memory_per_core`.
+    pub dynamic_caching: bool,
+    /// Resident threads are counted in steps of this many when registers limit them.
+    pub register_granule_threads: u32,
+    /// Bytes of one 32-bit register per thread.
+    pub register_bytes: u32,
+    /// The shared on-chip pool per core in bytes (used with `dynamic_caching`).
+    pub on_chip_memory_bytes: u32,
 }
 
 /// One cache level.
@@ -96,11 +123,11 @@ pub struct CacheLevel {
     pub size_bytes: u64,
     /// Associativity.
     pub ways: u32,
-    /// Hit latency in GPU cycles, from the request.
+    /// Load-to-use latency in GPU cycles of a request this level serves.
     pub latency: u32,
-    /// Bandwidth to the level above, bytes per cycle (per core for L1/L2, per core share
-    /// for the SLC).
-    pub bytes_per_cycle: u32,
+    /// Bandwidth in bytes per cycle: per core for `l1` (its port) and `l2` (each core's
+    /// link to it), for the whole chip for `slc`.
+    pub bytes_per_cycle: f64,
 }
 
 /// Unified memory (DRAM).
@@ -121,8 +148,10 @@ pub struct Dram {
 pub struct Memory {
     /// Cache line size in bytes.
     pub line_bytes: u32,
-    /// Threadgroup-memory bandwidth per core, bytes per cycle.
-    pub threadgroup_memory_bytes_per_cycle: u32,
+    /// Threadgroup-memory banks; a wavefront serves one word per bank.
+    pub threadgroup_banks: u32,
+    /// Bytes per threadgroup-memory bank word.
+    pub threadgroup_bank_bytes: u32,
     /// Per-core L1 data cache.
     pub l1: CacheLevel,
     /// GPU L2, shared by all cores.
@@ -133,8 +162,29 @@ pub struct Memory {
     pub dram: Dram,
 }
 
-/// A GPU: cores, clock, occupancy limits, per-class latencies and issue costs, memory
-/// hierarchy, and the source of every figure.
+/// The scheduling policy of a SIMD-group scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerPolicy {
+    /// Keep issuing from the SIMD-group that issued last while it can; otherwise the oldest
+    /// that can.
+    GreedyThenOldest,
+    /// The next SIMD-group after the one that issued last that can issue, in turn.
+    LooseRoundRobin,
+}
+
+impl SchedulerPolicy {
+    /// The name used in model files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchedulerPolicy::GreedyThenOldest => "greedy_then_oldest",
+            SchedulerPolicy::LooseRoundRobin => "loose_round_robin",
+        }
+    }
+}
+
+/// A GPU: cores, clock, occupancy limits, per-class latencies, throughputs and pipelines,
+/// memory hierarchy, and the source of every figure.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Gpu {
@@ -150,8 +200,15 @@ pub struct Gpu {
     pub clock_mhz: f64,
     /// Threads per SIMD-group.
     pub simd_width: u32,
-    /// SIMD-group schedulers per core, each issuing one instruction per cycle.
+    /// SIMD-group schedulers per core, each issuing one instruction per cycle (two with
+    /// `dual_issue_pipes`).
     pub schedulers_per_core: u32,
+    /// How a scheduler picks among its ready SIMD-groups.
+    pub scheduler_policy: SchedulerPolicy,
+    /// Pipelines that can take an instruction each in the same cycle from one scheduler
+    /// (Apple9 co-issue of FP32, FP16 and integer work); empty when a scheduler issues one
+    /// instruction per cycle.
+    pub dual_issue_pipes: Vec<String>,
     /// Resident threads per core at most.
     pub max_threads_per_core: u32,
     /// Threads per threadgroup at most.
@@ -164,10 +221,16 @@ pub struct Gpu {
     pub threadgroup_memory_per_core: u32,
     /// Threadgroup memory per threadgroup at most, in bytes.
     pub max_threadgroup_memory: u32,
+    /// How on-chip memory limits residency.
+    pub occupancy: Occupancy,
     /// Cycles from issue until the result can be used, per class.
-    pub latency: PerClass,
-    /// Cycles the class's pipe is busy per SIMD-group instruction (inverse throughput).
-    pub issue: PerClass,
+    pub latency: PerClass<u32>,
+    /// Cycles the class's pipeline is busy per SIMD-group instruction (inverse
+    /// throughput); for threadgroup memory, per wavefront on the core's port; for device
+    /// atomics, per operation on one address at L2.
+    pub issue: PerClass<u32>,
+    /// The pipeline each class issues to; classes naming the same pipeline share it.
+    pub pipe: PerClass<String>,
     /// The memory hierarchy.
     pub memory: Memory,
     /// Where each figure comes from, keyed by its path (`clock_mhz`, `latency.float_alu`,
@@ -176,7 +239,27 @@ pub struct Gpu {
 }
 
 /// The built-in models, by name, as compiled-in TOML.
-const BUILTIN: &[(&str, &str)] = &[("m1", include_str!("../chips/m1.toml"))];
+const BUILTIN: &[(&str, &str)] = &[
+    ("m1", include_str!("../chips/m1.toml")),
+    ("m1-pro", include_str!("../chips/m1-pro.toml")),
+    ("m1-max", include_str!("../chips/m1-max.toml")),
+    ("m1-ultra", include_str!("../chips/m1-ultra.toml")),
+    ("m2", include_str!("../chips/m2.toml")),
+    ("m2-pro", include_str!("../chips/m2-pro.toml")),
+    ("m2-max", include_str!("../chips/m2-max.toml")),
+    ("m2-ultra", include_str!("../chips/m2-ultra.toml")),
+    ("m3", include_str!("../chips/m3.toml")),
+    ("m3-pro", include_str!("../chips/m3-pro.toml")),
+    ("m3-max", include_str!("../chips/m3-max.toml")),
+    ("m3-ultra", include_str!("../chips/m3-ultra.toml")),
+    ("m4", include_str!("../chips/m4.toml")),
+    ("m4-pro", include_str!("../chips/m4-pro.toml")),
+    ("m4-max", include_str!("../chips/m4-max.toml")),
+    ("a14", include_str!("../chips/a14.toml")),
+    ("a15", include_str!("../chips/a15.toml")),
+    ("a16", include_str!("../chips/a16.toml")),
+    ("a17-pro", include_str!("../chips/a17-pro.toml")),
+];
 
 /// Names of the built-in models.
 pub fn builtin_names() -> Vec<&'static str> {
@@ -208,18 +291,15 @@ pub fn load(name_or_path: &str) -> Result<Gpu, ModelError> {
 impl Gpu {
     /// Parses and validates a model; `origin` names it in errors.
     pub fn from_toml_str(text: &str, origin: &str) -> Result<Gpu, ModelError> {
-        // The `move` class is spelled `move` in files; `move` is a Rust keyword.
-        let gpu: Gpu = toml::from_str(&text.replace("\nmove =", "\nmove_ =")).map_err(|e| {
-            ModelError::Parse {
-                path: origin.to_string(),
-                message: e.message().replace("move_", "move").to_string()
-                    + &e.span()
-                        .map(|s| {
-                            let line = text[..s.start.min(text.len())].lines().count().max(1);
-                            format!(" (line {line})")
-                        })
-                        .unwrap_or_default(),
-            }
+        let gpu: Gpu = toml::from_str(text).map_err(|e| ModelError::Parse {
+            path: origin.to_string(),
+            message: e.message().trim_end().to_string()
+                + &e.span()
+                    .map(|s| {
+                        let line = text[..s.start.min(text.len())].lines().count().max(1);
+                        format!(" (line {line})")
+                    })
+                    .unwrap_or_default(),
         })?;
         gpu.validate(origin)?;
         Ok(gpu)
@@ -240,7 +320,8 @@ impl Gpu {
             field: field.to_string(),
             problem: problem.to_string(),
         };
-        let positive: [(&str, u64); 9] = [
+        let m = &self.memory;
+        let positive: [(&str, u64); 15] = [
             ("cores", self.cores as u64),
             ("simd_width", self.simd_width as u64),
             ("schedulers_per_core", self.schedulers_per_core as u64),
@@ -253,9 +334,27 @@ impl Gpu {
                 "max_threadgroups_per_core",
                 self.max_threadgroups_per_core as u64,
             ),
-            ("memory.line_bytes", self.memory.line_bytes as u64),
-            ("memory.l1.size_bytes", self.memory.l1.size_bytes),
-            ("memory.l2.size_bytes", self.memory.l2.size_bytes),
+            ("register_file_bytes", self.register_file_bytes as u64),
+            (
+                "occupancy.register_granule_threads",
+                self.occupancy.register_granule_threads as u64,
+            ),
+            (
+                "occupancy.register_bytes",
+                self.occupancy.register_bytes as u64,
+            ),
+            (
+                "occupancy.on_chip_memory_bytes",
+                self.occupancy.on_chip_memory_bytes as u64,
+            ),
+            ("memory.line_bytes", m.line_bytes as u64),
+            ("memory.threadgroup_banks", m.threadgroup_banks as u64),
+            (
+                "memory.threadgroup_bank_bytes",
+                m.threadgroup_bank_bytes as u64,
+            ),
+            ("memory.l1.size_bytes", m.l1.size_bytes),
+            ("memory.l2.size_bytes", m.l2.size_bytes),
         ];
         for (field, v) in positive {
             if v == 0 {
@@ -268,39 +367,53 @@ impl Gpu {
                 "must be 32 (the simulator runs 32-lane SIMD-groups)",
             ));
         }
+        if self.max_threads_per_threadgroup > 1024 {
+            return Err(invalid(
+                "max_threads_per_threadgroup",
+                "must be at most 1024 (Metal's limit)",
+            ));
+        }
         if !(self.clock_mhz > 0.0 && self.clock_mhz.is_finite()) {
             return Err(invalid("clock_mhz", "must be a positive number"));
         }
-        if !(self.memory.dram.bandwidth_gb_s > 0.0 && self.memory.dram.bandwidth_gb_s.is_finite()) {
+        if !(m.dram.bandwidth_gb_s > 0.0 && m.dram.bandwidth_gb_s.is_finite()) {
             return Err(invalid(
                 "memory.dram.bandwidth_gb_s",
                 "must be a positive number",
             ));
         }
-        if !(self.memory.dram.efficiency > 0.0 && self.memory.dram.efficiency <= 1.0) {
+        if !(m.dram.efficiency > 0.0 && m.dram.efficiency <= 1.0) {
             return Err(invalid("memory.dram.efficiency", "must be in (0, 1]"));
         }
-        if !self.memory.line_bytes.is_power_of_two() || self.memory.line_bytes < 16 {
+        if !m.line_bytes.is_power_of_two() || m.line_bytes < 16 {
             return Err(invalid(
                 "memory.line_bytes",
                 "must be a power of two of at least 16",
             ));
         }
-        for (name, level) in [
-            ("l1", &self.memory.l1),
-            ("l2", &self.memory.l2),
-            ("slc", &self.memory.slc),
-        ] {
+        if m.threadgroup_banks > 64 || !m.threadgroup_banks.is_power_of_two() {
+            return Err(invalid(
+                "memory.threadgroup_banks",
+                "must be a power of two of at most 64",
+            ));
+        }
+        if !m.threadgroup_bank_bytes.is_power_of_two() {
+            return Err(invalid(
+                "memory.threadgroup_bank_bytes",
+                "must be a power of two",
+            ));
+        }
+        for (name, level) in [("l1", &m.l1), ("l2", &m.l2), ("slc", &m.slc)] {
             if level.ways == 0 {
                 return Err(invalid(&format!("memory.{name}.ways"), "must be positive"));
             }
-            if level.bytes_per_cycle == 0 {
+            if !(level.bytes_per_cycle > 0.0 && level.bytes_per_cycle.is_finite()) {
                 return Err(invalid(
                     &format!("memory.{name}.bytes_per_cycle"),
-                    "must be positive",
+                    "must be a positive number",
                 ));
             }
-            let sets = level.size_bytes / (self.memory.line_bytes as u64 * level.ways as u64);
+            let sets = level.size_bytes / (m.line_bytes as u64 * level.ways as u64);
             if sets == 0 {
                 return Err(invalid(
                     &format!("memory.{name}.size_bytes"),
@@ -308,9 +421,25 @@ impl Gpu {
                 ));
             }
         }
-        for (name, v) in self.issue.iter() {
-            if v == 0 {
+        for (name, v) in self.issue.entries() {
+            if *v == 0 {
                 return Err(invalid(&format!("issue.{name}"), "must be positive"));
+            }
+        }
+        for (name, v) in self.pipe.entries() {
+            if v.trim().is_empty() {
+                return Err(invalid(
+                    &format!("pipe.{name}"),
+                    "must name a pipeline (e.g. \"fp32\")",
+                ));
+            }
+        }
+        for p in &self.dual_issue_pipes {
+            if !self.pipe.entries().into_iter().any(|(_, v)| v == p) {
+                return Err(invalid(
+                    "dual_issue_pipes",
+                    &format!("names `{p}`, which no class in [pipe] uses"),
+                ));
             }
         }
         Ok(())
@@ -321,13 +450,15 @@ impl Gpu {
         self.memory.dram.bandwidth_gb_s * 1e9 * self.memory.dram.efficiency / (self.clock_mhz * 1e6)
     }
 
-    /// Peak FP32 throughput in TFLOPS (an FMA counts as two operations).
+    /// Peak FP32 throughput in TFLOPS: every scheduler issuing an FMA (two operations per
+    /// lane) as often as the FMA pipeline accepts one.
     pub fn peak_fp32_tflops(&self) -> f64 {
         self.cores as f64
             * self.schedulers_per_core as f64
             * self.simd_width as f64
             * 2.0
             * self.clock_mhz
+            / self.issue.float_fma.max(1) as f64
             / 1e6
     }
 
@@ -344,30 +475,31 @@ impl Gpu {
         collect_paths(&value, "", &mut out);
         out.into_iter()
             .filter(|p| !p.starts_with("sources"))
-            .map(|p| p.replace("move_", "move"))
             .collect()
     }
 }
 
-impl PerClass {
+impl<T> PerClass<T> {
     /// The entries with their file names.
-    pub fn iter(&self) -> [(&'static str, u32); 15] {
+    pub fn entries(&self) -> [(&'static str, &T); 17] {
         [
-            ("float_alu", self.float_alu),
-            ("half_alu", self.half_alu),
-            ("int_alu", self.int_alu),
-            ("int_mul", self.int_mul),
-            ("special", self.special),
-            ("convert", self.convert),
-            ("move", self.move_),
-            ("threadgroup_memory", self.threadgroup_memory),
-            ("thread_memory", self.thread_memory),
-            ("simd_shuffle", self.simd_shuffle),
-            ("simd_reduce", self.simd_reduce),
-            ("simd_matrix", self.simd_matrix),
-            ("atomic", self.atomic),
-            ("barrier", self.barrier),
-            ("control", self.control),
+            ("float_alu", &self.float_alu),
+            ("float_fma", &self.float_fma),
+            ("half_alu", &self.half_alu),
+            ("int_alu", &self.int_alu),
+            ("int_mul", &self.int_mul),
+            ("special", &self.special),
+            ("convert", &self.convert),
+            ("move", &self.move_),
+            ("device_memory", &self.device_memory),
+            ("threadgroup_memory", &self.threadgroup_memory),
+            ("thread_memory", &self.thread_memory),
+            ("simd_shuffle", &self.simd_shuffle),
+            ("simd_reduce", &self.simd_reduce),
+            ("simd_matrix", &self.simd_matrix),
+            ("atomic", &self.atomic),
+            ("barrier", &self.barrier),
+            ("control", &self.control),
         ]
     }
 }
@@ -392,10 +524,23 @@ fn collect_paths(v: &toml::Value, prefix: &str, out: &mut Vec<String>) {
 mod tests {
     use super::*;
 
+    /// Loads a built-in model.
+    fn check(name: &str) -> Gpu {
+        builtin(name).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The error of loading `good` changed by `edit`, as text.
+    fn error_of(edit: impl Fn(&str) -> String) -> String {
+        let good = include_str!("../chips/m1.toml");
+        let text = edit(good);
+        assert_ne!(text, good, "the edit changed nothing");
+        Gpu::from_toml_str(&text, "x.toml").unwrap_err().to_string()
+    }
+
     #[test]
     fn every_builtin_loads_and_every_figure_has_a_source() {
         for name in builtin_names() {
-            let gpu = builtin(name).unwrap();
+            let gpu = check(name);
             assert_eq!(gpu.name, name);
             for path in gpu.figure_paths() {
                 let src = gpu.sources.get(&path);
@@ -404,50 +549,96 @@ mod tests {
                     "{name}: figure `{path}` has no source"
                 );
             }
+            let figures = gpu.figure_paths();
+            for key in gpu.sources.keys() {
+                assert!(
+                    figures.contains(key),
+                    "{name}: source `{key}` names no figure"
+                );
+            }
         }
     }
 
     #[test]
-    fn m1_figures() {
-        let gpu = builtin("m1").unwrap();
-        assert_eq!(gpu.cores, 8);
-        // 8 cores x 128 lanes x 2 x 1.278 GHz = 2.617 TFLOPS.
-        assert!((gpu.peak_fp32_tflops() - 2.617).abs() < 0.01);
-        // 68.25 GB/s x 0.85 / 1.278 GHz = 45.4 bytes per cycle.
-        assert!((gpu.dram_bytes_per_cycle() - 45.39).abs() < 0.1);
+    fn the_issue_lists_every_m_series_chip() {
+        for name in [
+            "m1", "m1-pro", "m1-max", "m1-ultra", "m2", "m2-pro", "m2-max", "m2-ultra", "m3",
+            "m3-pro", "m3-max", "m4", "m4-pro", "m4-max",
+        ] {
+            check(name);
+        }
+    }
+
+    #[test]
+    fn peak_and_bandwidth_follow_the_fact_sheet() {
+        // apple-gpu.md §1: peak = cores x 128 lanes x 2 x clock.
+        for (name, tflops, gb_s) in [
+            ("m1", 2.62, 68.25),
+            ("m1-max", 10.62, 409.6),
+            ("m2-ultra", 27.2, 819.2),
+            ("m3-max", 14.1, 409.6),
+            ("m4-max", 16.2, 546.0),
+        ] {
+            let gpu = check(name);
+            assert!(
+                (gpu.peak_fp32_tflops() - tflops).abs() < 0.06,
+                "{name}: {}",
+                gpu.peak_fp32_tflops()
+            );
+            assert_eq!(gpu.memory.dram.bandwidth_gb_s, gb_s, "{name}");
+        }
+        // A14 has half-rate FP32: 4 cores x 64 lanes x 2 x 1.278 GHz.
+        assert!((check("a14").peak_fp32_tflops() - 0.654).abs() < 0.01);
+        // 68.25 GB/s x 0.86 / 1.278 GHz = 45.9 bytes per cycle.
+        assert!((check("m1").dram_bytes_per_cycle() - 45.93).abs() < 0.1);
+    }
+
+    #[test]
+    fn apple9_has_dynamic_caching_and_co_issue() {
+        for name in builtin_names() {
+            let gpu = check(name);
+            let apple9 = gpu.family == "apple9";
+            assert_eq!(gpu.occupancy.dynamic_caching, apple9, "{name}");
+            assert_eq!(!gpu.dual_issue_pipes.is_empty(), apple9, "{name}");
+        }
     }
 
     #[test]
     fn unknown_name_lists_the_known_ones() {
         let e = builtin("m9").unwrap_err().to_string();
-        assert!(e.contains("m9") && e.contains("m1"), "{e}");
+        assert!(e.contains("m9") && e.contains("m1-max"), "{e}");
     }
 
     #[test]
     fn bad_files_name_the_field() {
-        let good = include_str!("../chips/m1.toml");
-        let e = Gpu::from_toml_str(&good.replace("cores = 8", "cores = \"eight\""), "x.toml")
-            .unwrap_err()
-            .to_string();
+        let e = error_of(|t| t.replace("cores = 8", "cores = \"eight\""));
         assert!(e.contains("x.toml") && e.contains("line"), "{e}");
-        let e = Gpu::from_toml_str(&good.replace("cores = 8\n", ""), "x.toml")
-            .unwrap_err()
-            .to_string();
+        let e = error_of(|t| t.replace("cores = 8\n", ""));
         assert!(e.contains("cores"), "{e}");
-        let e = Gpu::from_toml_str(
-            &good.replace("efficiency = 0.85", "efficiency = 1.5"),
-            "x.toml",
-        )
-        .unwrap_err()
-        .to_string();
+        let e = error_of(|t| t.replace("efficiency = 0.86", "efficiency = 1.5"));
         assert!(e.contains("memory.dram.efficiency"), "{e}");
-        let e = Gpu::from_toml_str(&good.replace("ways = 8", "ways = 0"), "x.toml")
-            .unwrap_err()
-            .to_string();
+        let e = error_of(|t| {
+            t.replace(
+                "size_bytes = 8192\nways = 16",
+                "size_bytes = 8192\nways = 0",
+            )
+        });
         assert!(e.contains("memory.l1.ways"), "{e}");
-        let e = Gpu::from_toml_str(&format!("bogus = 1\n{good}"), "x.toml")
-            .unwrap_err()
-            .to_string();
+        let e = error_of(|t| format!("bogus = 1\n{t}"));
         assert!(e.contains("bogus"), "{e}");
+        let e = error_of(|t| t.replace("move = 1\n", "mov = 1\n"));
+        assert!(e.contains("mov") && !e.contains("move_"), "{e}");
+        let e = error_of(|t| t.replace("\"greedy_then_oldest\"", "\"fastest\""));
+        assert!(
+            e.contains("fastest") && e.contains("greedy_then_oldest"),
+            "{e}"
+        );
+        let e = error_of(|t| t.replace("dual_issue_pipes = []", "dual_issue_pipes = [\"tensor\"]"));
+        assert!(
+            e.contains("dual_issue_pipes") && e.contains("tensor"),
+            "{e}"
+        );
+        let e = error_of(|t| t.replace("float_alu = \"fp32\"", "float_alu = \"\""));
+        assert!(e.contains("pipe.float_alu"), "{e}");
     }
 }

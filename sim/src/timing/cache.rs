@@ -1,4 +1,6 @@
-//! A set-associative cache with LRU replacement and dirty bits, over line numbers.
+//! A set-associative cache with LRU replacement, dirty bits and fill times, over line
+//! numbers. Set indices fold the upper line bits in (XOR), as hardware caches hash their
+//! index, so that power-of-two strides do not pile into a few sets.
 
 /// A line pushed out by an insertion.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -9,17 +11,26 @@ pub(crate) struct Evicted {
     pub dirty: bool,
 }
 
-/// A set-associative LRU cache. Tags are line numbers; contents are not modeled (the
-/// functional engine holds the values).
+/// One way of a set.
+#[derive(Clone, Copy, Debug, Default)]
+struct Way {
+    /// `line + 1`, 0 for an empty way.
+    tag: u64,
+    /// Last use (higher is more recent).
+    stamp: u64,
+    /// The cycle its data arrives (a line in flight is present but not yet usable).
+    ready: u64,
+    dirty: bool,
+}
+
+/// A set-associative LRU cache. Contents are not modeled (the functional engine holds the
+/// values).
 #[derive(Clone, Debug)]
 pub(crate) struct Cache {
     sets: u64,
+    set_bits: u32,
     ways: usize,
-    /// `line + 1` per way, 0 for an empty way.
-    tags: Vec<u64>,
-    /// Last use per way (higher is more recent).
-    stamps: Vec<u64>,
-    dirty: Vec<bool>,
+    slots: Vec<Way>,
     clock: u64,
 }
 
@@ -27,42 +38,40 @@ impl Cache {
     /// A cache of `size_bytes` with `ways` ways of `line_bytes` lines.
     pub fn new(size_bytes: u64, ways: u32, line_bytes: u64) -> Cache {
         let ways = ways.max(1) as usize;
-        let sets = (size_bytes / (line_bytes * ways as u64)).max(1);
-        let n = sets as usize * ways;
+        let sets = (size_bytes / (line_bytes.max(1) * ways as u64)).max(1);
         Cache {
             sets,
+            set_bits: sets.next_power_of_two().trailing_zeros().max(1),
             ways,
-            tags: vec![0; n],
-            stamps: vec![0; n],
-            dirty: vec![false; n],
+            slots: vec![Way::default(); sets as usize * ways],
             clock: 0,
         }
     }
 
-    fn set(&self, line: u64) -> std::ops::Range<usize> {
-        let s = (line % self.sets) as usize * self.ways;
-        s..s + self.ways
+    #[inline]
+    fn set(&self, line: u64) -> usize {
+        let b = self.set_bits;
+        let folded = line ^ (line >> b) ^ (line >> (2 * b));
+        (folded % self.sets) as usize * self.ways
     }
 
+    #[inline]
     fn find(&self, line: u64) -> Option<usize> {
-        let r = self.set(line);
-        let start = r.start;
-        self.tags[r]
+        let s = self.set(line);
+        self.slots[s..s + self.ways]
             .iter()
-            .position(|&t| t == line + 1)
-            .map(|w| start + w)
+            .position(|w| w.tag == line + 1)
+            .map(|i| s + i)
     }
 
-    /// Looks a line up, making it the most recent on a hit.
-    pub fn lookup(&mut self, line: u64) -> bool {
-        match self.find(line) {
-            Some(i) => {
-                self.clock += 1;
-                self.stamps[i] = self.clock;
-                true
-            }
-            None => false,
-        }
+    /// Looks a line up, making it the most recent on a hit: the cycle its data is (or
+    /// will be) there.
+    #[inline]
+    pub fn lookup(&mut self, line: u64) -> Option<u64> {
+        let i = self.find(line)?;
+        self.clock += 1;
+        self.slots[i].stamp = self.clock;
+        Some(self.slots[i].ready)
     }
 
     /// Marks a present line dirty (and most recent); false when it is absent.
@@ -70,35 +79,39 @@ impl Cache {
         match self.find(line) {
             Some(i) => {
                 self.clock += 1;
-                self.stamps[i] = self.clock;
-                self.dirty[i] = true;
+                self.slots[i].stamp = self.clock;
+                self.slots[i].dirty = true;
                 true
             }
             None => false,
         }
     }
 
-    /// Inserts an absent line, replacing the least recently used of its set.
-    pub fn insert(&mut self, line: u64, dirty: bool) -> Option<Evicted> {
-        let r = self.set(line);
-        let start = r.start;
-        let victim = start
-            + self.stamps[r.clone()]
-                .iter()
-                .zip(&self.tags[r])
-                .enumerate()
-                .min_by_key(|(_, (s, t))| if **t == 0 { 0 } else { **s + 1 })
-                .map(|(w, _)| w)
-                .unwrap_or(0);
-        let old = (self.tags[victim] != 0).then(|| Evicted {
-            line: self.tags[victim] - 1,
-            dirty: self.dirty[victim],
-        });
+    /// Inserts an absent line whose data arrives at `ready`, replacing the least recently
+    /// used of its set.
+    pub fn insert(&mut self, line: u64, dirty: bool, ready: u64) -> Option<Evicted> {
+        let s = self.set(line);
+        let mut victim = s;
+        let mut oldest = u64::MAX;
+        for (i, w) in self.slots[s..s + self.ways].iter().enumerate() {
+            let age = if w.tag == 0 { 0 } else { w.stamp + 1 };
+            if age < oldest {
+                oldest = age;
+                victim = s + i;
+            }
+        }
+        let old = self.slots[victim];
         self.clock += 1;
-        self.tags[victim] = line + 1;
-        self.stamps[victim] = self.clock;
-        self.dirty[victim] = dirty;
-        old
+        self.slots[victim] = Way {
+            tag: line + 1,
+            stamp: self.clock,
+            ready,
+            dirty,
+        };
+        (old.tag != 0).then(|| Evicted {
+            line: old.tag - 1,
+            dirty: old.dirty,
+        })
     }
 }
 
@@ -106,21 +119,38 @@ impl Cache {
 mod tests {
     use super::*;
 
+    /// Lines that map to one set of `c`.
+    fn same_set(c: &Cache, n: usize) -> Vec<u64> {
+        let s0 = c.set(0);
+        (0..).filter(|&l| c.set(l) == s0).take(n).collect()
+    }
+
     #[test]
     fn lru_replaces_the_least_recent_line_of_a_set() {
-        // 2 sets of 2 ways: lines 0, 2, 4 map to set 0.
         let mut c = Cache::new(4 * 128, 2, 128);
-        assert!(!c.lookup(0));
-        assert_eq!(c.insert(0, false), None);
-        assert_eq!(c.insert(2, true), None);
-        assert!(c.lookup(0));
+        let l = same_set(&c, 3);
+        assert_eq!(c.lookup(l[0]), None);
+        assert_eq!(c.insert(l[0], false, 5), None);
+        assert_eq!(c.insert(l[1], true, 6), None);
+        assert_eq!(c.lookup(l[0]), Some(5));
         assert_eq!(
-            c.insert(4, false),
+            c.insert(l[2], false, 7),
             Some(Evicted {
-                line: 2,
+                line: l[1],
                 dirty: true
             })
         );
-        assert!(c.lookup(0) && c.lookup(4) && !c.lookup(2));
+        assert!(c.lookup(l[0]).is_some() && c.lookup(l[2]).is_some() && c.lookup(l[1]).is_none());
+    }
+
+    #[test]
+    fn power_of_two_strides_spread_over_the_sets() {
+        // 64 sets of 4 ways; 256 lines 32 apart all fit.
+        let mut c = Cache::new(64 * 4 * 128, 4, 128);
+        for i in 0..256 {
+            c.insert(i * 32, false, 0);
+        }
+        let hits = (0..256).filter(|&i| c.lookup(i * 32).is_some()).count();
+        assert!(hits > 200, "{hits} of 256 stayed");
     }
 }

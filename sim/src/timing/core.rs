@@ -1,21 +1,22 @@
 //! One GPU core's timing state: its resident threadgroups, its SIMD-group schedulers with
-//! their pipes, and each resident SIMD-group's scoreboard.
+//! their pipelines, and each resident SIMD-group's scoreboard.
+//!
+//! A resident SIMD-group in core slot `i` belongs to scheduler `i % schedulers`. Each
+//! scheduler keeps its SIMD-groups oldest first as small [`Candidate`] records (when its
+//! next instruction's operands are ready, which pipeline it needs), so that picking one
+//! is a short scan.
 
-use metalsim_isa::OpClass;
-use metalsim_models::Gpu;
+use metalsim_models::SchedulerPolicy;
 
-use crate::dispatch::Shape;
+use super::occupancy::{Cost, Held};
+use super::table::MAX_PIPES;
 use crate::machine::GroupId;
 use crate::program::Reg;
 use crate::regalloc::Bank;
 
-/// Per-class cycle counts, indexed by `OpClass as usize`.
-pub(crate) type PerClass = [u64; OpClass::ALL.len()];
-
-/// Timing state of one resident SIMD-group: its scoreboard. What the schedulers scan
-/// every cycle is apart, in its compact [`Candidate`].
-#[derive(Clone, Debug)]
-pub(crate) struct WarpClock {
+/// Timing state of one resident SIMD-group: its scoreboard.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Warp {
     /// Its threadgroup in the machine.
     pub group: GroupId,
     /// Its index in the threadgroup.
@@ -28,7 +29,7 @@ pub(crate) struct WarpClock {
     pub drain: u64,
 }
 
-impl WarpClock {
+impl Warp {
     /// When a register is ready.
     #[inline]
     pub fn ready(&self, r: Reg) -> u64 {
@@ -48,43 +49,86 @@ impl WarpClock {
     }
 }
 
-/// What a scheduler needs to know of a SIMD-group to pick one: small, and kept in a list
-/// per scheduler in age order (oldest first), so the scan each cycle stays cheap.
+/// What a scheduler needs to know of a SIMD-group to pick one.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Candidate {
     /// Earliest cycle its next instruction's operands are ready (and any branch resolved).
     pub ready_at: u64,
     /// Its core slot.
     pub slot: u32,
-    /// The timing class of its next instruction.
-    pub class: OpClass,
+    /// The pipeline of its next instruction.
+    pub pipe: u8,
+    /// Whether that pipeline takes part in dual issue.
+    pub dual: bool,
     /// It waits at a threadgroup barrier.
     pub waiting: bool,
 }
 
-/// One SIMD-group scheduler: its pipes and its SIMD-groups, oldest first.
+/// One SIMD-group scheduler: its pipelines and its SIMD-groups, oldest first.
 #[derive(Clone, Debug)]
 pub(crate) struct Scheduler {
-    /// When each class's pipe is free again.
-    pub pipe_free: PerClass,
+    /// When each pipeline takes an instruction again.
+    pub pipe_free: [u64; MAX_PIPES],
     /// Its SIMD-groups, oldest first.
     pub order: Vec<Candidate>,
-    /// The earliest cycle one of its SIMD-groups can issue (`u64::MAX`: none can), valid
-    /// unless `stale`.
-    pub next: u64,
-    /// Something changed since `next` was computed.
-    pub stale: bool,
+    /// The slot of the SIMD-group that issued last (`u32::MAX`: none yet).
+    pub last: u32,
+    /// Its position in `order` when it issued (checked before use: removals shift it).
+    pub last_pos: usize,
 }
 
 impl Scheduler {
-    /// A scheduler without SIMD-groups.
     fn new() -> Scheduler {
         Scheduler {
-            pipe_free: [0; OpClass::ALL.len()],
+            pipe_free: [0; MAX_PIPES],
             order: Vec::new(),
-            next: u64::MAX,
-            stale: false,
+            last: u32::MAX,
+            last_pos: 0,
         }
+    }
+
+    #[inline]
+    fn can_issue(&self, c: &Candidate, now: u64) -> bool {
+        !c.waiting && c.ready_at <= now && self.pipe_free[c.pipe as usize] <= now
+    }
+
+    /// The position of the SIMD-group the policy picks at `now` among those that can
+    /// issue (and, for a second instruction in the cycle, take part in dual issue).
+    #[inline]
+    pub fn pick(&self, now: u64, policy: SchedulerPolicy, dual_only: bool) -> Option<usize> {
+        let ok = |c: &Candidate| self.can_issue(c, now) && (!dual_only || c.dual);
+        let last = match self.order.get(self.last_pos) {
+            Some(c) if c.slot == self.last => Some(self.last_pos),
+            _ => self.order.iter().position(|c| c.slot == self.last),
+        };
+        match policy {
+            SchedulerPolicy::GreedyThenOldest => {
+                if let Some(p) = last
+                    && ok(&self.order[p])
+                {
+                    return Some(p);
+                }
+                self.order.iter().position(ok)
+            }
+            SchedulerPolicy::LooseRoundRobin => {
+                let n = self.order.len();
+                let start = last.map_or(0, |p| p + 1);
+                (0..n)
+                    .map(|i| (start + i) % n)
+                    .find(|&p| ok(&self.order[p]))
+            }
+        }
+    }
+
+    /// The earliest cycle one of its SIMD-groups could issue (`u64::MAX`: none can until
+    /// a barrier releases).
+    pub fn next_issue(&self) -> u64 {
+        self.order
+            .iter()
+            .filter(|c| !c.waiting)
+            .map(|c| c.ready_at.max(self.pipe_free[c.pipe as usize]))
+            .min()
+            .unwrap_or(u64::MAX)
     }
 }
 
@@ -95,89 +139,61 @@ pub(crate) struct Resident {
     pub group: GroupId,
     /// The core slots of its SIMD-groups, by index in the threadgroup.
     pub slots: Vec<u32>,
-    /// Its threads.
-    pub threads: u32,
+    /// What it costs the core.
+    pub cost: Cost,
     /// SIMD-groups not finished.
     pub left: u32,
-}
-
-/// Residency limits of a core.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
-    /// Threads at most.
-    pub threads: u32,
-    /// Threadgroups at most.
-    pub groups: u32,
-    /// Threadgroup memory at most, in bytes.
-    pub threadgroup_bytes: u64,
-    /// SIMD-group schedulers.
-    pub schedulers: usize,
-}
-
-impl Limits {
-    /// The limits of a GPU model.
-    pub fn of(gpu: &Gpu) -> Limits {
-        Limits {
-            threads: gpu.max_threads_per_core,
-            groups: gpu.max_threadgroups_per_core,
-            threadgroup_bytes: gpu.threadgroup_memory_per_core as u64,
-            schedulers: gpu.schedulers_per_core.max(1) as usize,
-        }
-    }
 }
 
 /// One core.
 #[derive(Clone, Debug)]
 pub(crate) struct Core {
     /// Resident SIMD-groups by slot.
-    pub warps: Vec<Option<WarpClock>>,
+    pub warps: Vec<Option<Warp>>,
     /// Its schedulers; slot `i` belongs to scheduler `i % schedulers`.
     pub schedulers: Vec<Scheduler>,
     /// Resident threadgroups.
     pub groups: Vec<Resident>,
-    /// Resident threads.
-    pub threads: u32,
-    /// Threadgroup memory in use.
-    pub threadgroup_bytes: u64,
-    /// Whether the core has an entry in the event queue.
-    pub queued: bool,
+    /// What the resident threadgroups hold.
+    pub held: Held,
+    /// Resident SIMD-groups.
+    pub resident: u32,
+    /// Resident SIMD-groups integrated over cycles, up to `since`.
+    pub area: f64,
+    /// The cycle `area` was last brought up to date.
+    pub since: u64,
 }
 
 impl Core {
-    /// An empty core.
-    pub fn new(limits: &Limits) -> Core {
+    /// An empty core with `schedulers` schedulers.
+    pub fn new(schedulers: usize) -> Core {
         Core {
             warps: Vec::new(),
-            schedulers: vec![Scheduler::new(); limits.schedulers],
+            schedulers: vec![Scheduler::new(); schedulers.max(1)],
             groups: Vec::new(),
-            threads: 0,
-            threadgroup_bytes: 0,
-            queued: false,
+            held: Held::default(),
+            resident: 0,
+            area: 0.0,
+            since: 0,
         }
     }
 
-    /// Whether a threadgroup of this shape fits now (an empty core takes any).
-    pub fn can_accept(&self, shape: &Shape, bytes: u64, limits: &Limits) -> bool {
-        self.groups.is_empty()
-            || (self.threads + shape.threads <= limits.threads
-                && (self.groups.len() as u32) < limits.groups
-                && self.threadgroup_bytes + bytes <= limits.threadgroup_bytes)
+    /// Brings the occupancy integral up to `now`.
+    fn account(&mut self, now: u64) {
+        if now > self.since {
+            self.area += self.resident as f64 * (now - self.since) as f64;
+            self.since = now;
+        }
     }
 
-    /// Makes a started threadgroup resident. Its SIMD-groups (with the class of their
+    /// Makes a started threadgroup resident. Its SIMD-groups (with the pipeline of their
     /// first instruction) are younger than every resident one, so they go to the end of
     /// their schedulers' lists; they can issue from `now`.
-    pub fn admit(
-        &mut self,
-        group: GroupId,
-        shape: &Shape,
-        bytes: u64,
-        warps: Vec<(WarpClock, OpClass)>,
-        now: u64,
-    ) {
+    pub fn admit(&mut self, group: GroupId, cost: Cost, warps: Vec<(Warp, u8, bool)>, now: u64) {
+        self.account(now);
         let mut slots = Vec::with_capacity(warps.len());
         let n = self.schedulers.len();
-        for (w, class) in warps {
+        for (w, pipe, dual) in warps {
             let slot = match self.warps.iter().position(Option::is_none) {
                 Some(s) => s,
                 None => {
@@ -186,23 +202,22 @@ impl Core {
                 }
             };
             self.warps[slot] = Some(w);
-            let sched = &mut self.schedulers[slot % n];
-            sched.order.push(Candidate {
+            self.schedulers[slot % n].order.push(Candidate {
                 ready_at: now,
                 slot: slot as u32,
-                class,
+                pipe,
+                dual,
                 waiting: false,
             });
-            sched.stale = true;
             slots.push(slot as u32);
         }
-        self.threads += shape.threads;
-        self.threadgroup_bytes += bytes;
+        self.resident += slots.len() as u32;
+        self.held.add(&cost);
         self.groups.push(Resident {
             group,
             left: slots.len() as u32,
             slots,
-            threads: shape.threads,
+            cost,
         });
     }
 
@@ -216,69 +231,98 @@ impl Core {
         Some((s, pos))
     }
 
-    /// Removes a finished SIMD-group; returns its clock for reuse.
-    pub fn remove_warp(&mut self, slot: u32) -> Option<WarpClock> {
+    /// Removes a finished SIMD-group at `now`; returns its scoreboard for reuse.
+    pub fn remove_warp(&mut self, slot: u32, now: u64) -> Option<Warp> {
+        self.account(now);
+        self.resident -= 1;
         let n = self.schedulers.len();
-        let s = &mut self.schedulers[slot as usize % n];
-        s.order.retain(|c| c.slot != slot);
-        s.stale = true;
+        self.schedulers[slot as usize % n]
+            .order
+            .retain(|c| c.slot != slot);
         self.warps[slot as usize].take()
     }
 
-    /// Marks every scheduler's earliest issue cycle for recomputation.
-    pub fn mark_all_stale(&mut self) {
-        for s in &mut self.schedulers {
-            s.stale = true;
-        }
-    }
-
-    /// Recomputes a scheduler's earliest issue cycle.
-    fn refresh(&mut self, s: usize) {
-        let sched = &mut self.schedulers[s];
-        let mut next = u64::MAX;
-        for c in &sched.order {
-            if !c.waiting {
-                next = next.min(c.ready_at.max(sched.pipe_free[c.class as usize]));
-            }
-        }
-        sched.next = next;
-        sched.stale = false;
-    }
-
-    /// The position (in its scheduler's list) of the oldest SIMD-group of scheduler `s`
-    /// that can issue at `now`.
-    #[inline]
-    pub fn pick(&mut self, s: usize, now: u64) -> Option<usize> {
-        if self.schedulers[s].stale {
-            self.refresh(s);
-        }
-        let sched = &self.schedulers[s];
-        if sched.next > now {
-            return None;
-        }
-        sched.order.iter().position(|c| {
-            !c.waiting && c.ready_at <= now && sched.pipe_free[c.class as usize] <= now
-        })
-    }
-
     /// Removes a finished threadgroup.
-    pub fn remove_group(&mut self, group: GroupId, bytes: u64) {
+    pub fn remove_group(&mut self, group: GroupId) {
         if let Some(i) = self.groups.iter().position(|g| g.group == group) {
             let g = self.groups.swap_remove(i);
-            self.threads -= g.threads;
-            self.threadgroup_bytes -= bytes;
+            self.held.remove(&g.cost);
         }
     }
 
-    /// The first cycle from `from` on at which some SIMD-group could issue, if any can.
-    pub fn next_event(&mut self, from: u64) -> Option<u64> {
-        let mut best = u64::MAX;
-        for s in 0..self.schedulers.len() {
-            if self.schedulers[s].stale {
-                self.refresh(s);
-            }
-            best = best.min(self.schedulers[s].next);
+    /// The earliest cycle some SIMD-group could issue (`None`: none can until something
+    /// else happens on the core).
+    pub fn next_issue(&self) -> Option<u64> {
+        let t = self
+            .schedulers
+            .iter()
+            .map(Scheduler::next_issue)
+            .min()
+            .unwrap_or(u64::MAX);
+        (t != u64::MAX).then_some(t)
+    }
+
+    /// Resident SIMD-groups integrated over cycles up to `end`.
+    pub fn occupancy_area(&mut self, end: u64) -> f64 {
+        self.account(end);
+        self.area
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(slot: u32, ready_at: u64, pipe: u8) -> Candidate {
+        Candidate {
+            ready_at,
+            slot,
+            pipe,
+            dual: pipe < 2,
+            waiting: false,
         }
-        (best != u64::MAX).then(|| best.max(from))
+    }
+
+    /// The slot `policy` picks at `now` from candidates `order` after `last` issued.
+    fn check(policy: SchedulerPolicy, order: &[Candidate], last: u32, now: u64) -> Option<u32> {
+        let mut s = Scheduler::new();
+        s.order = order.to_vec();
+        s.last = last;
+        s.pick(now, policy, false).map(|p| s.order[p].slot)
+    }
+
+    #[test]
+    fn greedy_then_oldest_stays_with_the_last_while_it_can() {
+        let order = [cand(0, 0, 0), cand(4, 0, 0), cand(8, 0, 0)];
+        let gto = SchedulerPolicy::GreedyThenOldest;
+        assert_eq!(check(gto, &order, 4, 0), Some(4));
+        // The last cannot issue: the oldest that can.
+        let order = [cand(0, 0, 0), cand(4, 9, 0), cand(8, 0, 0)];
+        assert_eq!(check(gto, &order, 4, 0), Some(0));
+        assert_eq!(check(gto, &order, u32::MAX, 0), Some(0));
+    }
+
+    #[test]
+    fn loose_round_robin_takes_the_next_after_the_last() {
+        let order = [cand(0, 0, 0), cand(4, 0, 0), cand(8, 0, 0)];
+        let lrr = SchedulerPolicy::LooseRoundRobin;
+        assert_eq!(check(lrr, &order, 4, 0), Some(8));
+        assert_eq!(check(lrr, &order, 8, 0), Some(0));
+        let order = [cand(0, 0, 0), cand(4, 0, 0), cand(8, 5, 0)];
+        assert_eq!(check(lrr, &order, 4, 0), Some(0));
+    }
+
+    #[test]
+    fn a_busy_pipeline_or_a_barrier_holds_a_simd_group_back() {
+        let mut s = Scheduler::new();
+        s.order = vec![cand(0, 0, 3), cand(4, 0, 0)];
+        s.pipe_free[3] = 10;
+        assert_eq!(s.pick(5, SchedulerPolicy::GreedyThenOldest, false), Some(1));
+        s.order[1].waiting = true;
+        assert_eq!(s.pick(5, SchedulerPolicy::GreedyThenOldest, false), None);
+        assert_eq!(s.next_issue(), 10);
+        // Only dual-issue pipelines for a second instruction in the cycle.
+        s.order[1].waiting = false;
+        assert_eq!(s.pick(20, SchedulerPolicy::GreedyThenOldest, true), Some(1));
     }
 }

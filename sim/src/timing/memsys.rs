@@ -1,16 +1,48 @@
-//! The device-memory path: per-core L1 (read-allocate, write-through) and its port, a
-//! per-core link to the shared L2, the shared L2 and system-level cache (write-back), and
-//! DRAM behind one chip-wide bandwidth queue.
+//! The memory system's timing: per-core L1 data caches (read-allocate, write-through) with
+//! their ports, per-core links to the shared L2, the L2 and the system-level cache
+//! (write-back), DRAM behind one chip-wide queue, the threadgroup-memory port of each core,
+//! device atomics serialized per address at L2, and the constant path.
 //!
-//! Latencies are the model's "from the request" figures for the level that serves the
-//! line, plus the queueing delay of every port on the way. A line that misses everywhere
-//! occupies DRAM for `line_bytes / dram_bytes_per_cycle` cycles; dirty lines evicted from
-//! the SLC go back to DRAM the same way.
+//! Each level's latency is load-to-use for a request it serves, to which the longest
+//! queueing delay of the ports on the way adds. A port serves one request (a cache line)
+//! at a time at its bandwidth, so bandwidth limits throughput. A line that is on its way
+//! in is present in its cache with the cycle its data arrives, so later requests for it
+//! wait for that fill rather than starting another.
 
 use metalsim_models::Gpu;
 
 use super::cache::{Cache, Evicted};
 use super::queue::Queue;
+use crate::outcome::LevelCounters;
+
+/// Serves a request arriving at `now` on `q`: the cycles it waits for its turn.
+///
+/// Every port sees a request at the cycle it leaves the core (requests are generated in
+/// time order, so every port serves them first come, first served without idling behind
+/// a later one); the request's delay is its longest wait on the way (the ports work as a
+/// pipeline, so the waits overlap rather than add).
+#[inline]
+fn wait(q: &mut Queue, now: u64) -> u64 {
+    q.serve(now) - now
+}
+
+/// Slots of the table of per-address atomic timing.
+const ATOMIC_SLOTS: usize = 4096;
+
+/// What the memory system counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counters {
+    /// L1 data caches together.
+    pub l1: LevelCounters,
+    /// The L2.
+    pub l2: LevelCounters,
+    /// The system-level cache.
+    pub slc: LevelCounters,
+    /// Bytes moved to and from DRAM.
+    pub dram_bytes: u64,
+    /// Threadgroup wavefronts beyond one per access.
+    pub replays: u64,
+}
 
 /// The memory hierarchy's timing state.
 #[derive(Clone, Debug)]
@@ -20,6 +52,7 @@ pub(crate) struct MemorySystem {
     l1: Vec<Cache>,
     l1_port: Vec<Queue>,
     l2_link: Vec<Queue>,
+    threadgroup_port: Vec<Queue>,
     l2: Cache,
     slc: Cache,
     slc_port: Queue,
@@ -28,17 +61,19 @@ pub(crate) struct MemorySystem {
     l2_latency: u64,
     slc_latency: u64,
     dram_latency: u64,
-    atomic_latency: u64,
-    /// Bytes moved to and from DRAM.
-    pub dram_bytes: u64,
+    /// `(address, cycle it is free)` per slot, for atomics on one address.
+    atomic_busy: Vec<(u64, u64)>,
+    /// What was counted.
+    pub counters: Counters,
 }
 
 impl MemorySystem {
-    /// The hierarchy of a GPU model, empty.
-    pub fn new(gpu: &Gpu) -> MemorySystem {
+    /// The hierarchy of a GPU model, empty; `wavefront` is the cycles the threadgroup port
+    /// is busy per wavefront.
+    pub fn new(gpu: &Gpu, wavefront: u64) -> MemorySystem {
         let m = &gpu.memory;
         let line = m.line_bytes as u64;
-        let cores = gpu.cores as usize;
+        let cores = gpu.cores.max(1) as usize;
         MemorySystem {
             line_shift: line.trailing_zeros(),
             line_bytes: line,
@@ -46,46 +81,62 @@ impl MemorySystem {
                 .map(|_| Cache::new(m.l1.size_bytes, m.l1.ways, line))
                 .collect(),
             l1_port: (0..cores)
-                .map(|_| Queue::new(line, m.l1.bytes_per_cycle as f64))
+                .map(|_| Queue::new(line, m.l1.bytes_per_cycle))
                 .collect(),
             l2_link: (0..cores)
-                .map(|_| Queue::new(line, m.l2.bytes_per_cycle as f64))
+                .map(|_| Queue::new(line, m.l2.bytes_per_cycle))
+                .collect(),
+            threadgroup_port: (0..cores)
+                .map(|_| Queue::with_cost(wavefront as f64))
                 .collect(),
             l2: Cache::new(m.l2.size_bytes, m.l2.ways, line),
             slc: Cache::new(m.slc.size_bytes, m.slc.ways, line),
-            slc_port: Queue::new(line, m.slc.bytes_per_cycle as f64 * gpu.cores as f64),
+            slc_port: Queue::new(line, m.slc.bytes_per_cycle),
             dram: Queue::new(line, gpu.dram_bytes_per_cycle()),
             l1_latency: m.l1.latency as u64,
             l2_latency: m.l2.latency as u64,
             slc_latency: m.slc.latency as u64,
             dram_latency: m.dram.latency as u64,
-            atomic_latency: gpu.latency.atomic as u64,
-            dram_bytes: 0,
+            atomic_busy: vec![(u64::MAX, 0); ATOMIC_SLOTS],
+            counters: Counters::default(),
         }
     }
 
-    /// The line number of an address.
-    #[inline]
-    pub fn line_of(&self, addr: u64) -> u64 {
-        addr >> self.line_shift
+    /// log2 of the line size.
+    pub fn line_shift(&self) -> u32 {
+        self.line_shift
     }
 
-    /// A load of `lines` by `core` issued at `now`; the cycle its data is back.
+    /// A load of `lines` by `core` issued at `now`: the cycle its data is back.
     pub fn load(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
         let mut done = now;
         for &line in lines {
-            let s = self.l1_port[core].serve(now);
-            let t = if self.l1[core].lookup(line) {
-                s + self.l1_latency
-            } else {
-                let s = self.l2_link[core].serve(s);
-                let t = self.read_l2(line, s, self.l2_latency);
-                self.l1[core].insert(line, false);
-                t
-            };
-            done = done.max(t);
+            done = done.max(self.load_line(core, now, line));
         }
         done
+    }
+
+    /// A constant-space load of `addresses` (distinct) by `core` issued at `now`: one
+    /// transaction per address, each broadcast to the lanes that read it.
+    pub fn constant(&mut self, core: usize, now: u64, addresses: &[u64]) -> u64 {
+        let mut done = now;
+        for &a in addresses {
+            done = done.max(self.load_line(core, now, a >> self.line_shift));
+        }
+        done
+    }
+
+    fn load_line(&mut self, core: usize, now: u64, line: u64) -> u64 {
+        let w = wait(&mut self.l1_port[core], now);
+        if let Some(ready) = self.l1[core].lookup(line) {
+            self.counters.l1.hits += 1;
+            return (now + w + self.l1_latency).max(ready);
+        }
+        self.counters.l1.misses += 1;
+        let w = w.max(wait(&mut self.l2_link[core], now));
+        let ready = self.read_l2(line, now, w);
+        self.l1[core].insert(line, false, ready);
+        ready
     }
 
     /// A store of `lines` by `core` issued at `now`: through L1 (no allocation) to L2,
@@ -93,65 +144,166 @@ impl MemorySystem {
     pub fn store(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
         let mut done = now;
         for &line in lines {
-            let s = self.l1_port[core].serve(now);
-            self.l1[core].lookup(line);
-            let s = self.l2_link[core].serve(s);
-            if !self.l2.mark_dirty(line) {
-                let ev = self.l2.insert(line, true);
-                self.evict_l2(ev, s);
+            let w = wait(&mut self.l1_port[core], now).max(wait(&mut self.l2_link[core], now));
+            if self.l2.mark_dirty(line) {
+                self.counters.l2.hits += 1;
+            } else {
+                self.counters.l2.misses += 1;
+                let ev = self.l2.insert(line, true, now + w);
+                self.evict_l2(ev, now);
             }
-            done = done.max(s + self.l2_latency);
+            done = done.max(now + w + self.l2_latency);
         }
         done
     }
 
-    /// A device atomic on `lines` by `core` issued at `now`, done at L2: the cycle the old
-    /// value is back.
-    pub fn atomic(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
-        let mut done = now;
+    /// Device atomics by `core` issued at `now` on `lines`, whose lanes name
+    /// `addresses` (distinct, each with its lane count): each line is brought to L2, and
+    /// the operations on one address run one after another, `busy` cycles each. The cycle
+    /// the last old value is back, `latency` after its operation.
+    pub fn atomic(
+        &mut self,
+        core: usize,
+        now: u64,
+        lines: &[u64],
+        addresses: &[(u64, u32)],
+        busy: u64,
+        latency: u64,
+    ) -> u64 {
+        let mut at_l2 = now;
         for &line in lines {
-            let s = self.l2_link[core].serve(now);
-            let t = self.read_l2(line, s, self.atomic_latency);
+            let w = wait(&mut self.l2_link[core], now);
+            let back = self.read_l2(line, now, w);
+            at_l2 = at_l2.max(back.saturating_sub(self.l2_latency));
             self.l2.mark_dirty(line);
-            done = done.max(t);
         }
-        done
+        let mut done = at_l2;
+        for &(addr, n) in addresses {
+            let slot = &mut self.atomic_busy[((addr >> 2) as usize) % ATOMIC_SLOTS];
+            let free = if slot.0 == addr { slot.1 } else { 0 };
+            let end = at_l2.max(free) + busy * n as u64;
+            *slot = (addr, end);
+            done = done.max(end);
+        }
+        done + latency
     }
 
-    /// A read that reaches L2 at `s`: served there (after `hit_latency`) or below.
-    fn read_l2(&mut self, line: u64, s: u64, hit_latency: u64) -> u64 {
-        if self.l2.lookup(line) {
-            return s + hit_latency;
+    /// A threadgroup (or thread) memory access of `wavefronts` by `core` at `now` with
+    /// `latency`: the cycle it is done.
+    pub fn threadgroup(&mut self, core: usize, now: u64, wavefronts: u32, latency: u64) -> u64 {
+        self.counters.replays += wavefronts.saturating_sub(1) as u64;
+        let q = &mut self.threadgroup_port[core];
+        let start = q.serve_n(now, wavefronts);
+        start + ((wavefronts.max(1) - 1) as f64 * q.cost()).ceil() as u64 + latency
+    }
+
+    /// A read of `line` that left the core at `now` and has waited `w` cycles in queues so
+    /// far: the cycle its data is back at the core, served by L2, the SLC or DRAM.
+    fn read_l2(&mut self, line: u64, now: u64, w: u64) -> u64 {
+        if let Some(ready) = self.l2.lookup(line) {
+            self.counters.l2.hits += 1;
+            return (now + w + self.l2_latency).max(ready);
         }
-        let s = self.slc_port.serve(s);
-        let t = if self.slc.lookup(line) {
-            s + self.slc_latency
+        self.counters.l2.misses += 1;
+        let w = w.max(wait(&mut self.slc_port, now));
+        let ready = if let Some(ready) = self.slc.lookup(line) {
+            self.counters.slc.hits += 1;
+            (now + w + self.slc_latency).max(ready)
         } else {
-            let s = self.dram.serve(s);
-            self.dram_bytes += self.line_bytes;
-            let ev = self.slc.insert(line, false);
-            self.evict_slc(ev, s);
-            s + self.dram_latency
+            self.counters.slc.misses += 1;
+            let w = w.max(wait(&mut self.dram, now));
+            self.counters.dram_bytes += self.line_bytes;
+            let ready = now + w + self.dram_latency;
+            let ev = self.slc.insert(line, false, ready);
+            self.evict_slc(ev, now);
+            ready
         };
-        let ev = self.l2.insert(line, false);
-        self.evict_l2(ev, s);
-        t.max(s + hit_latency)
+        let ev = self.l2.insert(line, false, ready);
+        self.evict_l2(ev, now);
+        ready
     }
 
-    fn evict_l2(&mut self, ev: Option<Evicted>, t: u64) {
+    fn evict_l2(&mut self, ev: Option<Evicted>, now: u64) {
         if let Some(Evicted { line, dirty: true }) = ev {
-            let s = self.slc_port.serve(t);
+            let w = wait(&mut self.slc_port, now);
             if !self.slc.mark_dirty(line) {
-                let ev = self.slc.insert(line, true);
-                self.evict_slc(ev, s);
+                let ev = self.slc.insert(line, true, now + w);
+                self.evict_slc(ev, now);
             }
         }
     }
 
-    fn evict_slc(&mut self, ev: Option<Evicted>, t: u64) {
+    fn evict_slc(&mut self, ev: Option<Evicted>, now: u64) {
         if let Some(Evicted { dirty: true, .. }) = ev {
-            self.dram.serve(t);
-            self.dram_bytes += self.line_bytes;
+            self.dram.serve(now);
+            self.counters.dram_bytes += self.line_bytes;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m1() -> (Gpu, MemorySystem) {
+        let gpu = metalsim_models::builtin("m1").unwrap();
+        let m = MemorySystem::new(&gpu, 1);
+        (gpu, m)
+    }
+
+    /// The latency of one load of `line` by core 0 at `now`.
+    fn check(m: &mut MemorySystem, now: u64, line: u64, expect: u64) {
+        assert_eq!(
+            m.load(0, now, &[line]) - now,
+            expect,
+            "line {line} at {now}"
+        );
+    }
+
+    #[test]
+    fn each_level_serves_with_its_latency() {
+        let (gpu, mut m) = m1();
+        let mem = &gpu.memory;
+        let (l1, l2, dram) = (
+            mem.l1.latency as u64,
+            mem.l2.latency as u64,
+            mem.dram.latency as u64,
+        );
+        // Cold: DRAM (the figures are load-to-use).
+        check(&mut m, 1000, 7, dram);
+        // Now in L1.
+        check(&mut m, 5000, 7, l1);
+        // Another core finds it in L2.
+        assert_eq!(m.load(1, 6000, &[7]) - 6000, l2);
+    }
+
+    #[test]
+    fn a_line_in_flight_is_not_fetched_twice() {
+        let (_, mut m) = m1();
+        let first = m.load(0, 0, &[3]);
+        let second = m.load(1, 10, &[3]);
+        assert!(second >= first - 1, "{first} {second}");
+        assert_eq!(m.counters.dram_bytes, 128);
+    }
+
+    #[test]
+    fn atomics_on_one_address_serialize() {
+        let (_, mut m) = m1();
+        let one = m.atomic(0, 0, &[0], &[(0, 1)], 8, 100);
+        let (_, mut m2) = m1();
+        let thirty_two = m2.atomic(0, 0, &[0], &[(0, 32)], 8, 100);
+        assert_eq!(thirty_two - one, 31 * 8);
+        // Distinct addresses of one line run side by side.
+        let (_, mut m3) = m1();
+        let addrs: Vec<(u64, u32)> = (0..32).map(|i| (4 * i, 1)).collect();
+        assert_eq!(m3.atomic(0, 0, &[0], &addrs, 8, 100), one);
+    }
+
+    #[test]
+    fn bank_conflicts_replay_on_the_port() {
+        let (_, mut m) = m1();
+        assert_eq!(m.threadgroup(0, 0, 1, 50), 50);
+        assert_eq!(m.threadgroup(0, 100, 4, 50), 153);
+        assert_eq!(m.counters.replays, 3);
     }
 }

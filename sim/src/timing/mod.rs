@@ -6,33 +6,42 @@
 //! the machine never counts cycles. Two implementations:
 //! - [`Untimed`]: no model; threadgroups in order, their SIMD-groups round robin, each
 //!   running until it waits at a barrier or finishes (`RunOptions::timing == false`).
-//! - [`ModelV1`]: cores, schedulers, a scoreboard and a cache/DRAM hierarchy from the
-//!   [`Gpu`](metalsim_models::Gpu) model.
+//! - [`Model`]: the cycle-approximate model of an Apple GPU described by a
+//!   [`Gpu`](metalsim_models::Gpu): residency ([`occupancy`]), SIMD-group schedulers
+//!   with a scoreboard and pipelines ([`core`], [`table`]), and the memory system
+//!   ([`memsys`]: coalescing, L1 / L2 / SLC / DRAM with bandwidth queues, threadgroup
+//!   banks, atomics, the constant path).
 
 mod cache;
+mod coalesce;
 mod core;
 mod memsys;
+mod model;
+mod occupancy;
 mod queue;
+mod table;
 mod untimed;
-mod v1;
 
+pub(crate) use model::Model;
 pub(crate) use untimed::Untimed;
-pub(crate) use v1::ModelV1;
 
 use crate::fault::KernelFault;
 use crate::machine::Machine;
+use crate::outcome::TimingSummary;
 
 /// A point in simulated time, in GPU cycles.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Default, Hash)]
 pub(crate) struct Cycle(pub u64);
 
 /// What a timing run reports.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct TimingReport {
     /// When the last SIMD-group finished (or the fault happened).
     pub cycles: Cycle,
     /// Bytes moved to and from DRAM.
     pub dram_bytes: u64,
+    /// Occupancy and memory-level counters (`None` without a timing model).
+    pub summary: Option<TimingSummary>,
     /// The fault that stopped the run.
     pub fault: Option<KernelFault>,
 }

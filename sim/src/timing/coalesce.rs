@@ -1,0 +1,176 @@
+//! What a SIMD-group's memory access asks of the memory system: the distinct cache lines
+//! of a device access (coalescing), the distinct addresses of a constant access (the
+//! broadcast path serves one per transaction), and the wavefronts a threadgroup access
+//! needs (bank conflicts).
+
+use crate::exec::Access;
+use crate::simt::LaneMask;
+
+/// Appends `k` to `out` unless it is there already.
+#[inline]
+fn insert(out: &mut Vec<u64>, k: u64) {
+    // Lanes of a coalesced access repeat the last key; check it first.
+    if out.last() == Some(&k) || out.contains(&k) {
+        return;
+    }
+    out.push(k);
+}
+
+/// Every `(address, bytes)` piece of an access's active lanes.
+#[inline]
+fn for_each_piece(a: &Access, mut f: impl FnMut(u64, u64)) {
+    let mut mask: LaneMask = a.mask;
+    while mask != 0 {
+        let l = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        f(a.addrs[l], a.bytes as u64);
+        if let Some(second) = &a.second {
+            f(second[l], a.bytes as u64);
+        }
+    }
+}
+
+/// The distinct cache lines (line numbers) a device access touches, into `out`.
+pub(crate) fn lines(a: &Access, line_shift: u32, out: &mut Vec<u64>) {
+    out.clear();
+    for_each_piece(a, |addr, bytes| {
+        let first = addr >> line_shift;
+        let last = (addr + bytes.max(1) - 1) >> line_shift;
+        for line in first..=last.min(first + 1) {
+            insert(out, line);
+        }
+    });
+}
+
+/// The distinct addresses of a constant access: the constant path broadcasts one
+/// address to every lane that reads it, and serves distinct addresses one at a time.
+pub(crate) fn addresses(a: &Access, out: &mut Vec<u64>) {
+    out.clear();
+    for_each_piece(a, |addr, _| insert(out, addr));
+}
+
+/// Wavefronts a threadgroup access needs: the largest number of distinct words any one
+/// bank must deliver (several lanes reading one word are served together). At least 1.
+/// Banks and their width are powers of two (the model checks); `scratch` is working
+/// space.
+pub(crate) fn wavefronts(a: &Access, banks: u32, bank_bytes: u32, scratch: &mut Vec<u64>) -> u32 {
+    let bank_mask = (banks.clamp(1, 64) - 1) as u64;
+    let shift = bank_bytes.max(1).trailing_zeros();
+    // Fast path: each bank sees one word (the common conflict-free or broadcast case).
+    let mut used = 0u64;
+    let mut word_of_bank = [0u64; 64];
+    let mut conflict = false;
+    for_each_piece(a, |addr, bytes| {
+        let first = addr >> shift;
+        let last = (addr + bytes.max(1) - 1) >> shift;
+        for w in first..=last.min(first + 7) {
+            let b = (w & bank_mask) as usize;
+            if used >> b & 1 == 0 {
+                used |= 1 << b;
+                word_of_bank[b] = w;
+            } else if word_of_bank[b] != w {
+                conflict = true;
+            }
+        }
+    });
+    if !conflict {
+        return 1;
+    }
+    scratch.clear();
+    for_each_piece(a, |addr, bytes| {
+        let first = addr >> shift;
+        let last = (addr + bytes.max(1) - 1) >> shift;
+        for w in first..=last.min(first + 7) {
+            insert(scratch, w);
+        }
+    });
+    let mut per_bank = [0u32; 64];
+    for &w in scratch.iter() {
+        per_bank[(w & bank_mask) as usize] += 1;
+    }
+    per_bank.iter().copied().max().unwrap_or(1).max(1)
+}
+
+/// The largest number of active lanes that name one address (atomics on one address
+/// serialize).
+pub(crate) fn same_address(a: &Access) -> u32 {
+    let mut best = 0;
+    let mut mask = a.mask;
+    while mask != 0 {
+        let l = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        let mut rest = mask;
+        let mut n = 1;
+        while rest != 0 {
+            let k = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            n += (a.addrs[k] == a.addrs[l]) as u32;
+        }
+        best = best.max(n);
+    }
+    best.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::AccessKind;
+    use metalsim_isa::Space;
+
+    /// An access of `bytes` per lane by all 32 lanes at `addr(lane)`.
+    fn access(bytes: u32, addr: impl Fn(u64) -> u64) -> Access {
+        Access {
+            space: Space::Threadgroup,
+            kind: AccessKind::Load,
+            bytes,
+            mask: u32::MAX,
+            addrs: std::array::from_fn(|l| addr(l as u64)),
+            second: None,
+        }
+    }
+
+    fn waves(a: &Access) -> u32 {
+        wavefronts(a, 32, 4, &mut Vec::new())
+    }
+
+    fn check(a: &Access, lines_of_128: usize, wavefronts: u32) {
+        let mut out = Vec::new();
+        lines(a, 7, &mut out);
+        assert_eq!(out.len(), lines_of_128, "lines");
+        assert_eq!(waves(a), wavefronts, "wavefronts");
+    }
+
+    #[test]
+    fn unit_stride_is_one_line_and_one_wavefront() {
+        check(&access(4, |l| 4 * l), 1, 1);
+        // Misaligned start: two lines.
+        check(&access(4, |l| 64 + 4 * l), 2, 1);
+    }
+
+    #[test]
+    fn a_broadcast_is_one_word() {
+        check(&access(4, |_| 256), 1, 1);
+    }
+
+    #[test]
+    fn stride_k_words_conflicts_k_ways() {
+        for k in [2u64, 4, 8, 16, 32] {
+            let a = access(4, |l| 4 * k * l);
+            assert_eq!(waves(&a), k as u32, "stride {k}");
+        }
+        // An odd stride spreads over every bank.
+        assert_eq!(waves(&access(4, |l| 4 * 3 * l)), 1);
+    }
+
+    #[test]
+    fn wide_accesses_touch_several_banks_and_lines() {
+        // float4 per lane, unit stride: 512 bytes = 4 lines, 128 words over 32 banks.
+        check(&access(16, |l| 16 * l), 4, 4);
+    }
+
+    #[test]
+    fn same_address_lanes_are_counted() {
+        assert_eq!(same_address(&access(4, |l| 4 * (l % 4))), 8);
+        assert_eq!(same_address(&access(4, |l| 4 * l)), 1);
+    }
+}

@@ -1,0 +1,443 @@
+//! The timing model of an Apple GPU.
+//!
+//! - **Residency** ([`occupancy`](super::occupancy)): threadgroups go to cores in
+//!   dispatch order. At the start each goes to the core with the fewest resident threads
+//!   that can take it (ties: the lowest core id); later, a core that retires a
+//!   threadgroup takes the next ones while they fit. Threads, registers, threadgroup
+//!   memory and threadgroups per core limit residency.
+//! - **Schedulers** ([`core`](super::core)): each core has `schedulers_per_core`; each
+//!   issues at most one instruction per cycle (two on different dual-issue pipelines
+//!   where the model has them) from a SIMD-group whose operands are ready (the
+//!   scoreboard: a result is ready its class's latency after issue; a load's when the
+//!   memory system returns it) and whose pipeline is free (busy `issue.<class>` cycles
+//!   after each instruction). The policy picks among the ready ones: greedy-then-oldest
+//!   or loose round-robin. After a branch the next instruction waits `latency.control`;
+//!   block parameters are ready when their arguments are. A barrier holds a SIMD-group
+//!   until every live SIMD-group of its threadgroup has arrived, and releases them
+//!   `latency.barrier` later. Stores do not stall, but a SIMD-group finishes only once
+//!   its memory operations are done.
+//! - **Memory** ([`memsys`](super::memsys), [`coalesce`](super::coalesce)): a device
+//!   access becomes one request per distinct cache line; a constant access one per
+//!   distinct address (broadcast); a threadgroup access one wavefront per bank conflict
+//!   degree on the core's threadgroup port; device atomics serialize per address at L2.
+//! - **Time** jumps from event to event: cores are processed in (cycle, core) order and
+//!   functional effects happen at issue in that order, so every run gives the same
+//!   result. A core with nothing to issue is not visited until it has.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use metalsim_isa::Space;
+use metalsim_models::{Gpu, SchedulerPolicy};
+
+use super::coalesce;
+use super::core::{Core, Warp};
+use super::memsys::MemorySystem;
+use super::occupancy::{Cost as GroupCost, Residency};
+use super::table::Table;
+use super::{Cycle, Timing, TimingReport};
+use crate::exec::{Access, Effect};
+use crate::fault::KernelFault;
+use crate::machine::{GroupId, Machine};
+use crate::memory::AccessKind;
+use crate::outcome::{Occupancy, TimingSummary};
+use crate::program::{Program, Reg};
+
+/// The timing model of a GPU.
+pub(crate) struct Model<'g> {
+    gpu: &'g Gpu,
+}
+
+impl<'g> Model<'g> {
+    /// The model of `gpu`.
+    pub fn new(gpu: &'g Gpu) -> Self {
+        Model { gpu }
+    }
+}
+
+/// The state of one timed run.
+struct Run<'p> {
+    table: Table,
+    policy: SchedulerPolicy,
+    residency: Residency,
+    banks: u32,
+    bank_bytes: u32,
+    cores: Vec<Core>,
+    mem: MemorySystem,
+    events: BinaryHeap<Reverse<(u64, u32)>>,
+    finish: u64,
+    /// Threadgroups resident on some core.
+    resident: usize,
+    tg_bytes: u64,
+    spare: Vec<Warp>,
+    program: &'p Program,
+    /// Working space for coalescing.
+    scratch: Vec<u64>,
+    scratch2: Vec<u64>,
+    addresses: Vec<(u64, u32)>,
+}
+
+impl Timing for Model<'_> {
+    fn run(&mut self, m: &mut Machine) -> TimingReport {
+        let gpu = self.gpu;
+        let program = m.program();
+        let table = Table::new(gpu, program);
+        let residency = Residency::new(gpu, program.register_use);
+        let tg_bytes = m.threadgroup_bytes() as u64;
+        let mut run = Run {
+            mem: MemorySystem::new(gpu, table.wavefront),
+            table,
+            policy: gpu.scheduler_policy,
+            residency,
+            banks: gpu.memory.threadgroup_banks,
+            bank_bytes: gpu.memory.threadgroup_bank_bytes,
+            cores: (0..gpu.cores.max(1))
+                .map(|_| Core::new(gpu.schedulers_per_core as usize))
+                .collect(),
+            events: BinaryHeap::new(),
+            finish: 0,
+            resident: 0,
+            tg_bytes,
+            spare: Vec::new(),
+            program,
+            scratch: Vec::with_capacity(256),
+            scratch2: Vec::with_capacity(256),
+            addresses: Vec::with_capacity(32),
+        };
+        let first = m.peek_next();
+        run.fill(m);
+        let fault = run.simulate(m).err().map(|f| *f);
+        let occupancy = first.map(|shape| run.occupancy(gpu, shape.threads));
+        let c = run.mem.counters;
+        TimingReport {
+            cycles: Cycle(run.finish),
+            dram_bytes: c.dram_bytes,
+            summary: occupancy.map(|occupancy| TimingSummary {
+                occupancy,
+                l1: c.l1,
+                l2: c.l2,
+                slc: c.slc,
+                bank_conflict_replays: c.replays,
+            }),
+            fault,
+        }
+    }
+}
+
+impl Run<'_> {
+    /// Theoretical and achieved occupancy for threadgroups of `threads`.
+    fn occupancy(&mut self, gpu: &Gpu, threads: u32) -> Occupancy {
+        let cost = self.residency.cost(threads, self.tg_bytes);
+        let (groups, limiter) = self.residency.groups_per_core(&cost);
+        let max_sg = (gpu.max_threads_per_core / 32).max(1) as f64;
+        let per_group = cost.threads.div_ceil(32) as f64;
+        let theoretical = (groups as f64 * per_group / max_sg).min(1.0);
+        let end = self.finish.max(1);
+        let area: f64 = self.cores.iter_mut().map(|c| c.occupancy_area(end)).sum();
+        let achieved = area / (end as f64 * self.cores.len() as f64 * max_sg);
+        Occupancy {
+            theoretical,
+            achieved,
+            limiter,
+            threadgroups_per_core: groups,
+            registers_per_thread: self.residency.registers_per_thread,
+        }
+    }
+
+    /// Distributes the first threadgroups over the cores.
+    fn fill(&mut self, m: &mut Machine) {
+        while let Some(shape) = m.peek_next() {
+            let cost = self.residency.cost(shape.threads, self.tg_bytes);
+            let best = (0..self.cores.len())
+                .filter(|&c| self.residency.fits(&self.cores[c].held, &cost))
+                .min_by_key(|&c| (self.cores[c].held.threads, c));
+            let Some(c) = best else { break };
+            self.admit_next(m, c, 0);
+        }
+        for c in 0..self.cores.len() {
+            if let Some(t) = self.cores[c].next_issue() {
+                self.events.push(Reverse((t, c as u32)));
+            }
+        }
+    }
+
+    fn admit_next(&mut self, m: &mut Machine, c: usize, now: u64) {
+        let Some(id) = m.start_next() else { return };
+        let shape = m.group(id).shape;
+        let cost: GroupCost = self.residency.cost(shape.threads, self.tg_bytes);
+        let n = m.group(id).simdgroups.len();
+        let slots = self.program.slots;
+        let mut warps = Vec::with_capacity(n);
+        for sg in 0..n {
+            let mut w = self.spare.pop().unwrap_or_default();
+            w.group = id;
+            w.sg = sg;
+            w.drain = now;
+            w.ready32.clear();
+            w.ready32.resize(slots[0] as usize, 0);
+            w.ready64.clear();
+            w.ready64.resize(slots[1] as usize, 0);
+            let (pipe, dual) = m.next_pc(id, sg).map_or((0, false), |pc| {
+                let k = self.table.costs[pc as usize];
+                (k.pipe, k.dual)
+            });
+            warps.push((w, pipe, dual));
+        }
+        self.cores[c].admit(id, cost, warps, now);
+        self.resident += 1;
+    }
+
+    fn simulate(&mut self, m: &mut Machine) -> Result<(), Box<KernelFault>> {
+        while let Some(Reverse((now, c))) = self.events.pop() {
+            let c = c as usize;
+            let issued = match self.tick(m, c, now) {
+                Ok(n) => n,
+                Err(f) => {
+                    self.finish = self.finish.max(now);
+                    return Err(f);
+                }
+            };
+            // Something issued: the core may issue again next cycle. Otherwise it waits
+            // for its earliest ready SIMD-group (which only its own issues can change).
+            let next = if issued {
+                Some(now + 1)
+            } else {
+                self.cores[c].next_issue().map(|t| t.max(now + 1))
+            };
+            if let Some(t) = next {
+                self.events.push(Reverse((t, c as u32)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Lets each scheduler of core `c` issue at cycle `now`; whether any did.
+    fn tick(&mut self, m: &mut Machine, c: usize, now: u64) -> Result<bool, Box<KernelFault>> {
+        let mut issued = false;
+        for s in 0..self.cores[c].schedulers.len() {
+            let Some(pos) = self.cores[c].schedulers[s].pick(now, self.policy, false) else {
+                continue;
+            };
+            let dual = self.cores[c].schedulers[s].order[pos].dual;
+            self.issue(m, c, s, pos, now)?;
+            issued = true;
+            if dual && self.table.dual_issue {
+                // A second instruction to another dual-issue pipeline (the first's is
+                // busy now) from another SIMD-group.
+                if let Some(pos) = self.cores[c].schedulers[s].pick(now, self.policy, true) {
+                    self.issue(m, c, s, pos, now)?;
+                }
+            }
+        }
+        Ok(issued)
+    }
+
+    /// Issues the next instruction of the SIMD-group at position `pos` of scheduler `s`
+    /// of core `c`, and charges its time.
+    fn issue(
+        &mut self,
+        m: &mut Machine,
+        c: usize,
+        s: usize,
+        pos: usize,
+        now: u64,
+    ) -> Result<(), Box<KernelFault>> {
+        let program = self.program;
+        let slot = self.cores[c].schedulers[s].order[pos].slot;
+        let (group, sg) = {
+            let w = self.cores[c].warps[slot as usize]
+                .as_ref()
+                .expect("picked slot is live");
+            (w.group, w.sg)
+        };
+        let ex = m.step(group, sg)?;
+        let cost = self.table.costs[ex.pc as usize];
+        {
+            let sched = &mut self.cores[c].schedulers[s];
+            sched.pipe_free[cost.pipe as usize] = now + cost.busy as u64;
+            sched.last = slot;
+            sched.last_pos = pos;
+        }
+        let deps = &program.deps[ex.pc as usize];
+        let mut floor = now + 1;
+        let mut release = false;
+        let mut done = false;
+        let mut waiting = false;
+        // Memory timing first (it needs `self.mem`), then the SIMD-group's scoreboard.
+        let mem_done = match ex.effect {
+            Effect::Memory => Some(self.memory_time(m.last_access(), c, now)),
+            _ => None,
+        };
+        let w = self.cores[c].warps[slot as usize]
+            .as_mut()
+            .expect("picked slot is live");
+        match ex.effect {
+            Effect::None => {
+                let t = now + cost.latency as u64;
+                for d in deps.dsts() {
+                    w.set_ready(d, t);
+                }
+            }
+            Effect::Memory => {
+                // A SIMD-group is done only when its memory operations are.
+                let t = mem_done.unwrap_or(now);
+                w.drain = w.drain.max(t);
+                for d in deps.dsts() {
+                    w.set_ready(d, t);
+                }
+            }
+            Effect::Branch { then_, else_ } => {
+                for (e, lanes) in [then_, else_] {
+                    if lanes == 0 {
+                        continue;
+                    }
+                    let edge = program.edges[e as usize];
+                    for cp in &program.copies[edge.copies_start as usize..edge.copies_end as usize]
+                    {
+                        let src = Reg {
+                            bank: cp.bank,
+                            slot: cp.src,
+                        };
+                        let dst = Reg {
+                            bank: cp.bank,
+                            slot: cp.dst,
+                        };
+                        let t = w.ready(src).max(now);
+                        w.set_ready(dst, t);
+                    }
+                }
+                floor = now + self.table.branch.max(1);
+            }
+            Effect::Barrier { released } => {
+                waiting = true;
+                release = released;
+            }
+            Effect::Exit { done: d, released } => {
+                done = d;
+                release = released;
+            }
+        }
+        if !done {
+            if let Some(pc) = m.next_pc(group, sg) {
+                let next = &program.deps[pc as usize];
+                let mut t = floor;
+                for r in next.srcs.iter().flatten() {
+                    t = t.max(w.ready(*r));
+                }
+                let k = self.table.costs[pc as usize];
+                let cand = &mut self.cores[c].schedulers[s].order[pos];
+                cand.ready_at = t;
+                cand.pipe = k.pipe;
+                cand.dual = k.dual;
+                cand.waiting = waiting;
+            }
+        } else {
+            self.finish = self.finish.max((now + 1).max(w.drain));
+        }
+        if release {
+            self.release(c, group, now + self.table.barrier);
+        }
+        if done {
+            self.finish_warp(m, c, group, slot, now);
+        }
+        Ok(())
+    }
+
+    /// The cycle a memory access by core `c` issued at `now` completes.
+    fn memory_time(&mut self, a: &Access, c: usize, now: u64) -> u64 {
+        let t = &self.table;
+        match a.space {
+            Space::Threadgroup => {
+                let mut waves =
+                    coalesce::wavefronts(a, self.banks, self.bank_bytes, &mut self.scratch);
+                if a.kind == AccessKind::Atomic {
+                    waves = waves.max(coalesce::same_address(a));
+                }
+                let lat = if a.kind == AccessKind::Atomic {
+                    t.threadgroup_latency.max(t.atomic_busy)
+                } else {
+                    t.threadgroup_latency
+                };
+                self.mem.threadgroup(c, now, waves, lat)
+            }
+            Space::Thread => {
+                let pieces = if a.second.is_some() { 2 } else { 1 };
+                let waves = (a.bytes * pieces).div_ceil(self.bank_bytes.max(1)).max(1);
+                self.mem.threadgroup(c, now, waves, t.thread_latency)
+            }
+            Space::Constant => {
+                coalesce::addresses(a, &mut self.scratch);
+                self.mem.constant(c, now, &self.scratch)
+            }
+            Space::Device => {
+                let shift = self.mem.line_shift();
+                coalesce::lines(a, shift, &mut self.scratch);
+                match a.kind {
+                    AccessKind::Load => self.mem.load(c, now, &self.scratch),
+                    AccessKind::Store => self.mem.store(c, now, &self.scratch),
+                    AccessKind::Atomic => {
+                        coalesce::addresses(a, &mut self.scratch2);
+                        self.addresses.clear();
+                        for &addr in &self.scratch2 {
+                            let mut n = 0;
+                            let mut mask = a.mask;
+                            while mask != 0 {
+                                let l = mask.trailing_zeros() as usize;
+                                mask &= mask - 1;
+                                n += (a.addrs[l] == addr) as u32;
+                            }
+                            self.addresses.push((addr, n.max(1)));
+                        }
+                        let (busy, lat) = (self.table.atomic_busy, self.table.atomic_latency);
+                        self.mem
+                            .atomic(c, now, &self.scratch, &self.addresses, busy, lat)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Wakes every SIMD-group of a threadgroup that waits at its barrier, at `at`.
+    fn release(&mut self, c: usize, group: GroupId, at: u64) {
+        let core = &mut self.cores[c];
+        let Some(res) = core.groups.iter().find(|g| g.group == group) else {
+            return;
+        };
+        let slots = res.slots.clone();
+        for slot in slots {
+            if let Some((s, pos)) = core.find(slot) {
+                let cand = &mut core.schedulers[s].order[pos];
+                if cand.waiting {
+                    cand.waiting = false;
+                    cand.ready_at = cand.ready_at.max(at);
+                }
+            }
+        }
+    }
+
+    /// A SIMD-group finished: free its slot; retire its threadgroup when it was the last,
+    /// and let the core take the next threadgroups.
+    fn finish_warp(&mut self, m: &mut Machine, c: usize, group: GroupId, slot: u32, now: u64) {
+        let core = &mut self.cores[c];
+        if let Some(w) = core.remove_warp(slot, now + 1) {
+            self.spare.push(w);
+        }
+        let Some(res) = core.groups.iter_mut().find(|g| g.group == group) else {
+            return;
+        };
+        res.left -= 1;
+        if res.left > 0 {
+            return;
+        }
+        core.remove_group(group);
+        m.retire(group);
+        self.resident -= 1;
+        while let Some(shape) = m.peek_next() {
+            let cost = self.residency.cost(shape.threads, self.tg_bytes);
+            if !self.residency.fits(&self.cores[c].held, &cost) {
+                break;
+            }
+            self.admit_next(m, c, now + 1);
+        }
+    }
+}
