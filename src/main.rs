@@ -18,6 +18,9 @@ fn main() -> ExitCode {
         Command::Check(args) => cli::check::check(args),
         Command::Asm(args) => cli::asm::asm(args),
         Command::Models(args) => cli::models::models(args),
+        Command::Validate(args) => cli::validate::validate(args),
+        Command::Emit(args) => cli::emit::emit(args),
+        Command::Crosscheck(args) => cli::crosscheck::crosscheck(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

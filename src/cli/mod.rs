@@ -2,14 +2,19 @@
 
 pub mod asm;
 pub mod check;
+pub mod crosscheck;
+pub mod emit;
 pub mod models;
 pub mod run;
+pub mod validate;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
-use metalsim_frontend::{CompileOptions, SourceMap, compile, has_errors, render};
+use metalsim_frontend::{
+    CompileOptions, SourceMap, SpecValue, Specialization, compile, has_errors, render,
+};
 use metalsim_isa::Module;
 
 /// Runs Metal Shading Language compute kernels on modeled Apple GPUs.
@@ -32,6 +37,13 @@ pub enum Command {
     Asm(asm::AsmArgs),
     /// List the built-in GPU models.
     Models(models::ModelsArgs),
+    /// Reproduce published measurements of Apple GPUs and print the error of each.
+    Validate(validate::ValidateArgs),
+    /// Translate a kernel for another GPU (`emit cuda`: CUDA C++ from the ISA).
+    Emit(emit::EmitArgs),
+    /// Run a suite of kernels on a real GPU (or read a measurement file) and compare it
+    /// with the simulation: outputs, time and counters, as a table and a plot.
+    Crosscheck(crosscheck::CrosscheckArgs),
 }
 
 /// How a command failed.
@@ -59,6 +71,9 @@ pub struct CompileArgs {
     /// Define a macro: `-D NAME` or `-D NAME=VALUE`.
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     pub define: Vec<String>,
+    /// Run the kernel as lowered, without the ISA optimizer.
+    #[arg(long = "no-opt")]
+    pub unoptimized: bool,
 }
 
 impl CompileArgs {
@@ -73,6 +88,8 @@ impl CompileArgs {
                     None => (d.clone(), None),
                 })
                 .collect(),
+            specialization: Default::default(),
+            unoptimized: self.unoptimized,
         }
     }
 }
@@ -80,11 +97,47 @@ impl CompileArgs {
 /// Reads and compiles a kernel file, printing its diagnostics to stderr. Fails (exit 2)
 /// when it has errors.
 pub fn load_module(path: &Path, args: &CompileArgs) -> Result<(Module, SourceMap), Failure> {
+    load_module_specialized(path, args, Specialization::default())
+}
+
+/// The function constant values and template arguments a launch spec gives.
+pub fn specialization(spec: &metalsim_launch::LaunchSpec) -> Specialization {
+    let value = |v: &metalsim_launch::SpecValue| match v {
+        metalsim_launch::SpecValue::Bool(b) => SpecValue::Bool(*b),
+        metalsim_launch::SpecValue::Int(i) => SpecValue::Int(*i),
+        metalsim_launch::SpecValue::Float(f) => SpecValue::Float(*f),
+        metalsim_launch::SpecValue::Type(t) => SpecValue::Type(t.clone()),
+    };
+    Specialization {
+        function_constants: Some(
+            spec.constants
+                .iter()
+                .map(|(k, v)| (k.clone(), value(v)))
+                .collect(),
+        ),
+        kernel_template: Some((
+            spec.kernel.clone(),
+            spec.template
+                .iter()
+                .map(|(k, v)| (k.clone(), value(v)))
+                .collect(),
+        )),
+    }
+}
+
+/// [`load_module`] with function constant values and template arguments.
+pub fn load_module_specialized(
+    path: &Path,
+    args: &CompileArgs,
+    specialization: Specialization,
+) -> Result<(Module, SourceMap), Failure> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::BadInput(format!("cannot read {}: {e}", path.display())))?;
     let mut sources = SourceMap::new();
     let id = sources.add(path.display().to_string(), Some(path), text);
-    let (module, diags) = compile(&mut sources, id, &args.options());
+    let mut options = args.options();
+    options.specialization = specialization;
+    let (module, diags) = compile(&mut sources, id, &options);
     if !diags.is_empty() {
         eprint!(
             "{}",

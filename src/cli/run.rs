@@ -6,10 +6,12 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 use metalsim_launch::LaunchSpec;
-use metalsim_sim::{RunOptions, RunOutcome};
-use metalsim_traces::{FaultReport, MemorySummary, Report};
+use metalsim_sim::{RunOptions, RunOutcome, Severity};
+use metalsim_traces::{
+    CacheReport, FaultReport, FindingReport, LevelReport, MemorySummary, OccupancyReport, Report,
+};
 
-use super::{CompileArgs, Failure, load_module};
+use super::{CompileArgs, Failure, load_module_specialized, specialization};
 
 /// How much of the timing model runs.
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,6 +21,15 @@ pub enum Timing {
     Full,
     /// Outputs and instruction counts only (faster).
     Off,
+}
+
+/// Scheduling policies of the SIMD-group schedulers.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scheduler {
+    /// Keep issuing from the SIMD-group that issued last while it can, else the oldest.
+    GreedyThenOldest,
+    /// Take the next ready SIMD-group after the one that issued last, in turn.
+    LooseRoundRobin,
 }
 
 /// Arguments of `metalsim run`.
@@ -38,9 +49,18 @@ pub struct RunArgs {
     /// Timing model: `full` (default) or `off`.
     #[arg(long, value_enum, default_value_t)]
     pub timing: Timing,
+    /// How each SIMD-group scheduler picks among its ready SIMD-groups (default: the
+    /// model's, greedy-then-oldest for the built-in chips).
+    #[arg(long, value_enum)]
+    pub scheduler: Option<Scheduler>,
     /// Stop the kernel after this many SIMD-group instructions (a runaway-loop guard).
     #[arg(long, value_name = "N")]
     pub max_instructions: Option<u64>,
+    /// Run every math function in its precise variant (as `-fno-fast-math` compiles
+    /// them); by default they use Metal's fast variants, except calls to
+    /// `metal::precise::` functions.
+    #[arg(long)]
+    pub precise: bool,
     /// Print the report as JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -51,7 +71,7 @@ pub struct RunArgs {
 
 /// Memory the buffers may take: under half of what the machine has available, since the
 /// simulator holds the initial and the working copy.
-fn memory_limit() -> u64 {
+pub(crate) fn memory_limit() -> u64 {
     let available = std::fs::read_to_string("/proc/meminfo").ok().and_then(|t| {
         t.lines()
             .find(|l| l.starts_with("MemAvailable:"))
@@ -64,9 +84,15 @@ fn memory_limit() -> u64 {
 
 /// Runs `metalsim run`.
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
-    let gpu = metalsim_models::load(&args.model)?;
+    let mut gpu = metalsim_models::load(&args.model)?;
+    if let Some(policy) = args.scheduler {
+        gpu.scheduler_policy = match policy {
+            Scheduler::GreedyThenOldest => metalsim_models::SchedulerPolicy::GreedyThenOldest,
+            Scheduler::LooseRoundRobin => metalsim_models::SchedulerPolicy::LooseRoundRobin,
+        };
+    }
     let spec = LaunchSpec::from_file(&args.spec)?;
-    let (module, _) = load_module(&args.kernel, &args.compile)?;
+    let (module, _) = load_module_specialized(&args.kernel, &args.compile, specialization(&spec))?;
     let kernel_name = spec.kernel.clone();
     let Some(function) = module.function(&kernel_name) else {
         let names: Vec<&str> = module.functions.iter().map(|f| f.name.as_str()).collect();
@@ -85,6 +111,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let options = RunOptions {
         timing: args.timing == Timing::Full,
         max_instructions: args.max_instructions,
+        precise_math: args.precise,
     };
     let started = Instant::now();
     let outcome = metalsim_sim::run(&module, &kernel_name, &launch, &gpu, &options)?;
@@ -127,6 +154,18 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         );
         return Err(Failure::KernelFault);
     }
+    let errors = outcome
+        .findings
+        .iter()
+        .filter(|f| f.severity() == Severity::Error)
+        .count();
+    if errors > 0 {
+        eprintln!(
+            "the sanitizer found {errors} error{} (listed in the report)",
+            if errors == 1 { "" } else { "s" }
+        );
+        return Err(Failure::KernelFault);
+    }
     Ok(())
 }
 
@@ -143,6 +182,30 @@ fn make_report(
         .instructions_by_class
         .iter()
         .map(|(c, n)| (c.name().to_string(), *n))
+        .collect();
+    let findings = o
+        .findings
+        .iter()
+        .map(|f| {
+            let first = &f.first;
+            let (file, line, column) = split_location(&first.location);
+            FindingReport {
+                kind: first.kind.name().to_string(),
+                severity: f.severity().name().to_string(),
+                message: first.message.clone(),
+                file,
+                line,
+                column,
+                thread: first.thread,
+                threadgroup: first.threadgroup,
+                simdgroup: first.simdgroup,
+                lane: first.lane,
+                address: first.address,
+                buffer: first.buffer.clone(),
+                offset: first.offset,
+                count: f.count,
+            }
+        })
         .collect();
     let fault = o.fault.as_ref().map(|f| {
         let (file, line, column) = split_location(&f.location);
@@ -189,6 +252,26 @@ fn make_report(
             },
         },
         fault,
+        findings,
+        occupancy: o.timing.as_ref().map(|t| OccupancyReport {
+            theoretical: t.occupancy.theoretical,
+            achieved: t.occupancy.achieved,
+            limiter: t.occupancy.limiter.name().to_string(),
+            threadgroups_per_core: t.occupancy.threadgroups_per_core,
+            registers_per_thread: t.occupancy.registers_per_thread,
+        }),
+        caches: o.timing.as_ref().map(|t| {
+            let level = |l: &metalsim_sim::LevelCounters| LevelReport {
+                hits: l.hits,
+                misses: l.misses,
+            };
+            CacheReport {
+                l1: level(&t.l1),
+                l2: level(&t.l2),
+                slc: level(&t.slc),
+                bank_conflict_replays: t.bank_conflict_replays,
+            }
+        }),
     }
 }
 
