@@ -412,6 +412,33 @@ kernel void coop(device float* out [[buffer(0)]],
 }
 
 #[test]
+fn threadgroup_atomic_declared_in_the_kernel_body() {
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+kernel void count_odd(device int* out [[buffer(0)]],
+                      uint gid [[thread_position_in_grid]],
+                      uint lid [[thread_position_in_threadgroup]],
+                      uint tg [[threadgroup_position_in_grid]]) {
+    threadgroup atomic_int counter;
+    if (lid == 0) atomic_store_explicit(&counter, 0, memory_order_relaxed);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if ((gid % 3) == 1) atomic_fetch_add_explicit(&counter, 1, memory_order_relaxed);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid == 0) out[tg] = atomic_load_explicit(&counter, memory_order_relaxed);
+}
+"#;
+    let (_, out) = run_source(
+        src,
+        &spec("count_odd", [192, 1, 1], [64, 1, 1], "int", 3, ""),
+    );
+    let expect: Vec<i32> = (0..3)
+        .map(|tg| (tg * 64..tg * 64 + 64).filter(|g| g % 3 == 1).count() as i32)
+        .collect();
+    assert_eq!(i32s(&out.buffers[0]), expect);
+}
+
+#[test]
 fn short_circuit_and_ternary_never_read_out_of_bounds() {
     let src = r#"
 #include <metal_stdlib>
@@ -469,5 +496,108 @@ kernel void math(device float* out [[buffer(0)]], uint i [[thread_position_in_gr
             let ulps = (g.to_bits() as i64 - w.to_bits() as i64).abs();
             assert!(ulps <= 4, "thread {i} result {k}: got {g}, want {w}");
         }
+    }
+}
+
+#[test]
+fn cpp_constructs_of_real_kernels() {
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+
+template <int N> struct Factorial { static constexpr int value = N * Factorial<N - 1>::value; };
+template <> struct Factorial<0> { static constexpr int value = 1; };
+
+template <typename T, int N> struct Width { static constexpr int value = N; };
+template <typename T> struct Width<T, 0> { static constexpr int value = 100; };
+
+template <typename... Ts> constexpr int count(Ts...) { return sizeof...(Ts); }
+
+template <typename T, typename = enable_if_t<is_floating_point_v<T>>>
+T twice(T x) { return x * 2; }
+
+template <typename T>
+T bump(T x) {
+    if constexpr (is_same_v<T, int>) { return x + 1; } else { return x * 3; }
+}
+
+auto scaled(float x) -> decltype(x * 2) { return x * 2; }
+
+enum class Mode : int { Copy = 1, Add = 2 };
+
+struct Loader {
+    const device float* src;
+    int stride;
+    Loader(const device float* s, int st) : src(s), stride(st) {}
+    template <typename U> U load(int i) const { return static_cast<U>(src[i * stride]); }
+};
+
+kernel void constructs(device float* out [[buffer(0)]],
+                       const device float* in [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    array<float, 3> a = {1, 2, 3};
+    Loader l(in, 2);
+    int sum = 0;
+    switch (int(i % 3)) {
+    case 0:
+        sum += 10;
+        [[fallthrough]];
+    case 1:
+        sum += 1;
+        break;
+    default:
+        sum = -1;
+    }
+    Mode m = Mode::Add;
+    float v = l.template load<float>(i) + l.load<int>(i);
+    v += a.size() + Factorial<5>::value + Width<float, 0>::value + Width<int, 7>::value;
+    v += count(1, 2.0f, 3u) + twice(0.25f) + bump(4) + bump(1.0f) + scaled(in[i]);
+    out[i] = v + sum + int(m);
+}
+"#;
+    let n = 6u32;
+    let input: Vec<String> = (0..2 * n).map(|k| format!("{}.5", k)).collect();
+    let extra = format!(
+        "[[buffer]]\nindex = 1\nname = \"in\"\ntype = \"float\"\ncount = {}\ninit = {{ values = [{}] }}\n",
+        2 * n,
+        input.join(", ")
+    );
+    let (_, out) = run_source(
+        src,
+        &spec("constructs", [n, 1, 1], [n, 1, 1], "float", n, &extra),
+    );
+    let got = f32s(&out.buffers[0]);
+    for i in 0..n as usize {
+        let at = |k: usize| k as f32 + 0.5;
+        let loaded = at(2 * i) + at(2 * i).trunc();
+        let sum = [11.0, 1.0, -1.0][i % 3];
+        let want =
+            loaded + 3.0 + 120.0 + 100.0 + 7.0 + 3.0 + 0.5 + 5.0 + 3.0 + at(i) * 2.0 + sum + 2.0;
+        assert_eq!(got[i], want, "thread {i}");
+    }
+}
+
+#[test]
+fn functions_as_template_arguments() {
+    let src = r#"
+#include <metal_stdlib>
+using namespace metal;
+float dbl(float x) { return 2 * x; }
+float sq(float x) { return x * x; }
+template <float (*F)(float)> float apply(float x) { return F(x); }
+template <float (*F)(float), int N> struct Repeat {
+    static float run(float x) { for (int i = 0; i < N; i++) { x = F(x); } return x; }
+};
+kernel void fnargs(device float* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    float x = float(i) + 0.5f;
+    out[i] = apply<dbl>(x) + 10 * apply<&sq>(x) + 100 * Repeat<dbl, 3>::run(x);
+}
+"#;
+    let n = 8u32;
+    let (_, out) = run_source(src, &spec("fnargs", [n, 1, 1], [n, 1, 1], "float", n, ""));
+    let got = f32s(&out.buffers[0]);
+    for (i, g) in got.iter().enumerate() {
+        let x = i as f32 + 0.5;
+        assert_eq!(*g, 2.0 * x + 10.0 * x * x + 100.0 * 8.0 * x, "thread {i}");
     }
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{f16s, f32s, i32s, run_specialized, u32s};
+use common::{f16s, f32s, i32s, run_specialized};
 
 /// A spec: the kernel, the grid in threads, the threadgroup size, then buffer tables and
 /// any other TOML.
@@ -213,27 +213,72 @@ fn gemm_with_simdgroup_matrices_and_threadgroup_tiles() {
     check_gemm("gemm_float16_32x32", "half", (32, 40, 48), (32, 32), 128);
 }
 
+/// The kernel names `metalsim check --list-kernels FILE` prints (its unindented lines).
+fn listed_kernels(file: &str) -> Vec<String> {
+    listed_kernels_with(file, &[])
+}
+
+/// [`listed_kernels`] with more command-line arguments.
+fn listed_kernels_with(file: &str, args: &[&str]) -> Vec<String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_metalsim"))
+        .current_dir(common::root())
+        .args(["check", "--list-kernels", file])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with(' '))
+        .map(str::to_string)
+        .collect()
+}
+
 #[test]
-fn elementwise_kernel_names_come_from_the_instantiation_macros() {
-    let text = std::fs::read_to_string(common::root().join(ELEMENTWISE)).unwrap();
-    let (module, diags, sources) = metalsim_frontend::compile_str(ELEMENTWISE, &text);
-    let module =
-        module.unwrap_or_else(|| panic!("{}", metalsim_frontend::render(&diags, &sources, false)));
-    let names: Vec<&str> = module.functions.iter().map(|f| f.name.as_str()).collect();
+fn list_kernels_prints_exactly_the_host_names_the_macros_instantiate() {
     let mut want = vec![
-        "square_float32",
-        "square_float16",
-        "sigmoid_float32",
-        "sigmoid_float16",
-        "abs_int32",
+        "square_float32".to_string(),
+        "square_float16".into(),
+        "sigmoid_float32".into(),
+        "sigmoid_float16".into(),
+        "abs_int32".into(),
     ];
     for op in ["add", "maximum", "mul"] {
         for t in ["float32", "float16", "int32", "uint8"] {
-            want.push(Box::leak(format!("vv_{op}{t}").into_boxed_str()));
+            want.push(format!("vv_{op}{t}"));
         }
     }
-    assert_eq!(names, want);
-    let _ = u32s;
+    assert_eq!(listed_kernels(ELEMENTWISE), want);
+    assert_eq!(
+        listed_kernels(GEMM),
+        [
+            "gemm_float32_32x32",
+            "gemm_float16_32x32",
+            "gemm_float32_16x16"
+        ]
+    );
+    assert_eq!(
+        listed_kernels(QMATVEC),
+        ["kernel_mul_mv_q4_0_f32", "kernel_mul_mv_q8_0_f32"]
+    );
+    assert_eq!(
+        listed_kernels(SOFTMAX),
+        ["softmax_looped_float32", "softmax_looped_float16"]
+    );
+    assert_eq!(
+        listed_kernels(RADIX_SORT),
+        [
+            "block_radix_sort_uint32_128",
+            "block_radix_sort_int32_256",
+            "block_radix_sort_float32_64"
+        ]
+    );
 }
 
 const QMATVEC: &str = "tests/suite/qmatvec.metal";
@@ -320,4 +365,193 @@ fn check_qmatvec(kernel: &str, rows: usize, cols: usize, quant_bytes: usize) {
 fn quantized_matvec_with_block_structs_and_as_type() {
     check_qmatvec("kernel_mul_mv_q4_0_f32", 10, 96, 16);
     check_qmatvec("kernel_mul_mv_q8_0_f32", 13, 64, 32);
+}
+
+const SOFTMAX: &str = "tests/suite/softmax.metal";
+
+/// Runs a row softmax over `rows` x `cols` random values with `tg` threads per row; with
+/// `constants` (the spec's `[constants]` table) and a mask buffer when it sets `has_mask`.
+fn check_softmax(kernel: &str, ty: &str, (rows, cols): (u32, u32), tg: u32, constants: &str) {
+    let n = (rows * cols) as u64;
+    let masked = constants.contains("has_mask = true");
+    let scale: f32 = constants
+        .lines()
+        .find_map(|l| l.strip_prefix("scale_given = "))
+        .map_or(1.0, |v| v.parse().unwrap());
+    let mut rest = buffer(0, "in", ty, n, &random(21, -3.0, 3.0), false)
+        + &buffer(1, "out", ty, n, "", true)
+        + &buffer(
+            2,
+            "axis",
+            "int",
+            1,
+            &format!("{{ values = [{cols}] }}"),
+            false,
+        );
+    if masked {
+        rest += &buffer(3, "mask", ty, n, &random(22, -1.0, 0.0), false);
+    }
+    rest += "[[threadgroup_memory]]\nindex = 0\nbytes = 128\n";
+    rest += constants;
+    let (launch, out) =
+        run_specialized(SOFTMAX, &spec(kernel, [rows * tg, 1, 1], [tg, 1, 1], &rest));
+    let read = |b: &[u8]| if ty == "half" { f16s(b) } else { f32s(b) };
+    let x = read(&launch.buffers[0].bytes);
+    let mask = masked.then(|| read(&launch.buffers[3].bytes));
+    let mut want = Vec::with_capacity(n as usize);
+    for r in 0..rows as usize {
+        let row: Vec<f32> = (0..cols as usize)
+            .map(|c| {
+                let i = r * cols as usize + c;
+                x[i] * scale + mask.as_ref().map_or(0.0, |m| m[i])
+            })
+            .collect();
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let sum: f32 = row.iter().map(|v| (v - max).exp()).sum();
+        want.extend(row.iter().map(|v| (v - max).exp() / sum));
+    }
+    let tol = if ty == "half" { 2e-3 } else { 1e-5 };
+    assert_close(&read(&out.buffers[1]), &want, tol, kernel);
+}
+
+#[test]
+fn softmax_with_simd_reductions_and_function_constants() {
+    // No constants set: no mask, scale 1.
+    check_softmax("softmax_looped_float32", "float", (3, 1000), 256, "");
+    check_softmax(
+        "softmax_looped_float32",
+        "float",
+        (2, 77),
+        64,
+        "[constants]\nhas_mask = true\nscale_given = 0.5\n",
+    );
+    check_softmax(
+        "softmax_looped_float16",
+        "half",
+        (2, 300),
+        128,
+        "[constants]\nhas_mask = false\n",
+    );
+}
+
+#[test]
+fn wrong_kernels_report_every_problem_at_its_source() {
+    insta::glob!("suite/wrong/*.metal", |path| {
+        let text = std::fs::read_to_string(path).unwrap();
+        let name = format!(
+            "tests/suite/wrong/{}",
+            path.file_name().unwrap().to_string_lossy()
+        );
+        let mut sources = metalsim_frontend::SourceMap::new();
+        let id = sources.add(name, Some(path), text);
+        let (module, diags) = metalsim_frontend::compile(
+            &mut sources,
+            id,
+            &metalsim_frontend::CompileOptions::default(),
+        );
+        assert!(module.is_none(), "{} compiled", path.display());
+        insta::assert_snapshot!(metalsim_frontend::render(&diags, &sources, false));
+    });
+}
+
+const RADIX_SORT: &str = "tests/suite/radix_sort.metal";
+
+/// Sorts `n` random keys in blocks of `block` with `kernel` and checks each block against
+/// a CPU sort of the same keys.
+fn check_block_sort(kernel: &str, ty: &str, n: u32, block: u32, (lo, hi): (f64, f64)) {
+    let rest = buffer(0, "in", ty, n as u64, &random(31, lo, hi), false)
+        + &buffer(1, "out", ty, n as u64, "", true)
+        + &buffer(2, "n", "uint", 1, &format!("{{ values = [{n}] }}"), false);
+    let threads = n.div_ceil(block) * block;
+    let (launch, out) = run_specialized(
+        RADIX_SORT,
+        &spec(kernel, [threads, 1, 1], [block, 1, 1], &rest),
+    );
+    let (input, got) = (&launch.buffers[0].bytes, &out.buffers[1]);
+    let chunk = block as usize;
+    match ty {
+        "float" => {
+            let mut want = f32s(input);
+            want.chunks_mut(chunk)
+                .for_each(|c| c.sort_by(|a, b| a.total_cmp(b)));
+            assert_eq!(f32s(got), want, "{kernel}");
+        }
+        "int" => {
+            let mut want = i32s(input);
+            want.chunks_mut(chunk).for_each(|c| c.sort());
+            assert_eq!(i32s(got), want, "{kernel}");
+        }
+        _ => {
+            let mut want = common::u32s(input);
+            want.chunks_mut(chunk).for_each(|c| c.sort());
+            assert_eq!(common::u32s(got), want, "{kernel}");
+        }
+    }
+}
+
+#[test]
+fn block_radix_sort_with_simd_prefix_sums() {
+    check_block_sort("block_radix_sort_uint32_128", "uint", 300, 128, (0.0, 4e9));
+    check_block_sort("block_radix_sort_int32_256", "int", 256, 256, (-2e9, 2e9));
+    check_block_sort("block_radix_sort_float32_64", "float", 100, 64, (-1e3, 1e3));
+}
+
+#[test]
+fn metal_version_and_defines_select_preprocessor_branches() {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("versioned.metal");
+    std::fs::write(
+        &path,
+        "#if __METAL_VERSION__ >= 310 && defined(__HAVE_BFLOAT__)\n#define NAME(x) x##_metal31\n\
+         #else\n#define NAME(x) x##_older\n#endif\n#ifdef EXTRA\n#define SUFFIX _extra\n\
+         #else\n#define SUFFIX\n#endif\n#define CAT2(a, b) a##b\n#define CAT(a, b) CAT2(a, b)\n\
+         kernel void CAT(NAME(k), SUFFIX)(device float* o [[buffer(0)]]) { o[0] = 1; }\n",
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    assert_eq!(listed_kernels(file), ["k_metal31"]);
+    assert_eq!(
+        listed_kernels_with(file, &["--metal-version", "3.0"]),
+        ["k_older"]
+    );
+    assert_eq!(
+        listed_kernels_with(file, &["--metal-version", "320", "-D", "EXTRA"]),
+        ["k_metal31_extra"]
+    );
+}
+
+#[test]
+fn kernel_template_instantiated_from_the_launch_spec() {
+    // `softmax_looped` has no instantiation with these arguments: the spec's `template`
+    // table makes one (T = half, N_READS = 2).
+    let (rows, cols) = (2u32, 100u32);
+    let n = (rows * cols) as u64;
+    let text = format!(
+        "kernel = \"softmax_looped\"\ntemplate = {{ T = \"half\", N_READS = 2 }}\n\
+         threads = [{}, 1, 1]\nthreadgroup = [64, 1, 1]\n{}{}{}[[threadgroup_memory]]\nindex = 0\nbytes = 128\n",
+        rows * 64,
+        buffer(0, "in", "half", n, &random(41, -2.0, 2.0), false),
+        buffer(1, "out", "half", n, "", true),
+        buffer(
+            2,
+            "axis",
+            "int",
+            1,
+            &format!("{{ values = [{cols}] }}"),
+            false
+        ),
+    );
+    let (launch, out) = run_specialized(SOFTMAX, &text);
+    let x = f16s(&launch.buffers[0].bytes);
+    let mut want = Vec::with_capacity(n as usize);
+    for row in x.chunks(cols as usize) {
+        let max = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let sum: f32 = row.iter().map(|v| (v - max).exp()).sum();
+        want.extend(row.iter().map(|v| (v - max).exp() / sum));
+    }
+    assert_close(
+        &f16s(&out.buffers[1]),
+        &want,
+        2e-3,
+        "softmax_looped<half, 2>",
+    );
 }

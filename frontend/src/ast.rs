@@ -759,6 +759,9 @@ pub enum ExprKind {
         base: Box<Expr>,
         /// The member.
         name: Ident,
+        /// Explicit template arguments of a member template (`obj.template f<T>`, or
+        /// `obj.f<T>` where `f` is known as a template); empty when none are written.
+        targs: Vec<TemplateArg>,
         /// Written with `->`.
         arrow: bool,
     },

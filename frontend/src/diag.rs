@@ -181,12 +181,55 @@ pub fn render(diags: &[Diagnostic], sources: &SourceMap, color: bool) -> String 
             }
             report = report.with_label(label);
         }
+        for label in expansion_labels(sources, d, color) {
+            report = report.with_label(label);
+        }
         for n in &d.notes {
             report = report.with_note(n);
         }
         let _ = report.finish().write(&mut cache, &mut out);
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The longest primary span (in bytes) whose macro expansions a report shows: beyond
+/// that the span is a whole construct, and a list of every macro in it would be noise.
+const MAX_EXPANDED_SPAN: u32 = 200;
+
+/// How many macros of an expansion chain a report shows.
+const MAX_CHAIN: usize = 4;
+
+/// Labels at the definitions of the macros whose expansion produced the code at the
+/// diagnostic's primary span ("in the expansion of macro `M`, defined here").
+fn expansion_labels(sources: &SourceMap, d: &Diagnostic, color: bool) -> Vec<AriadneLabel<Span>> {
+    let Some(primary) = d.span() else {
+        return Vec::new();
+    };
+    if primary.end.saturating_sub(primary.start) > MAX_EXPANDED_SPAN {
+        return Vec::new();
+    }
+    let mut names: Vec<&str> = Vec::new();
+    let mut labels = Vec::new();
+    for e in sources.expansions_in(primary) {
+        // The predefined macros (`__METAL_VERSION__`) are no news to the user.
+        let builtin = sources
+            .files()
+            .get(e.definition.file.0 as usize)
+            .is_none_or(|f| f.name.starts_with('<'));
+        if builtin || names.len() == MAX_CHAIN || names.contains(&e.name.as_str()) {
+            continue;
+        }
+        names.push(&e.name);
+        let mut label = AriadneLabel::new(clamp_span(sources, e.definition)).with_message(format!(
+            "in the expansion of macro `{}`, defined here",
+            e.name
+        ));
+        if color {
+            label = label.with_color(Color::Cyan);
+        }
+        labels.push(label);
+    }
+    labels
 }
 
 /// One line per diagnostic, `file:line:col: error: message`, for logs and quick tests.

@@ -765,6 +765,14 @@ mod tests {
     }
 
     #[test]
+    fn member_templates_statement_attributes_and_function_parameters() {
+        check(
+            "template <float (*F)(float), int N> void f(L l) { [[likely]] x = l.template load<float, N>(1) + p->get(); [[fallthrough]]; }",
+            "(template <float F, int N>\n  (fn f -> void\n    (param L l)\n    (block\n      (expr (= x (+ (call (. l load<float, N>) 1) (call (-> p get)))))\n      empty)))",
+        );
+    }
+
+    #[test]
     fn program_scope_variables() {
         check(
             "constant float W[3] = {1, 2, 3};\nconstexpr constant uint T = 16;\nconstant constexpr int K = 4;\nstatic constant float s = 1;\nconstant bool b [[function_constant(0)]];",
@@ -896,7 +904,7 @@ mod tests {
     fn forbidden_constructs_are_named() {
         check_body(
             "auto l = [](int x) { return x; };\ngoto end;\nint* p = new int;\ndelete p;\nthrow 1;\ntry { } catch (...) { }",
-            "(decl auto l = <error>)\n(error)\n(decl (ptr int) p = <error>)\n(expr <error>)\n(expr <error>)\n(error)\n---\nt.metal:2:10: error: lambda expressions are not supported\nt.metal:3:1: error: `goto` is not supported\nt.metal:4:10: error: `new` is not supported: MSL has no dynamic memory allocation\nt.metal:5:1: error: `delete` is not supported: MSL has no dynamic memory allocation\nt.metal:6:1: error: exceptions are not supported\nt.metal:7:1: error: exceptions are not supported",
+            "(decl auto l = <error>)\n(error)\n(decl (ptr int) p = <error>)\n(expr <error>)\n(expr <error>)\n(error)\n---\nt.metal:2:10: error: lambda expressions are not supported yet\nt.metal:3:1: error: `goto` is not supported\nt.metal:4:10: error: `new` is not supported: MSL has no dynamic memory allocation\nt.metal:5:1: error: `delete` is not supported: MSL has no dynamic memory allocation\nt.metal:6:1: error: exceptions are not supported\nt.metal:7:1: error: exceptions are not supported",
         );
     }
 

@@ -26,6 +26,7 @@ use std::rc::Rc;
 
 use crate::diag::Diagnostic;
 use crate::lexer::{lex, spell};
+use crate::source::Expansion;
 use crate::source::{FileId, SourceMap, Span};
 use crate::token::{Punct, Spanned, Token};
 
@@ -779,8 +780,14 @@ impl Preprocessor<'_> {
                 continue;
             }
             let use_span = t.tok.span;
+            let expansion = Expansion {
+                use_span,
+                name: key.to_string(),
+                definition: mac.name_span,
+            };
             match &mac.params {
                 None => {
+                    self.sources.record_expansion(expansion);
                     let hs = hide_add(&t.hide, &key);
                     let body = self.subst(&mac, &[], &hs, use_span, t.tok.space_before, nesting);
                     self.expanded += body.len();
@@ -843,6 +850,7 @@ impl Preprocessor<'_> {
                         out.extend(invocation);
                         continue;
                     }
+                    self.sources.record_expansion(expansion);
                     let hs = hide_add(&hide_intersect(&t.hide, &rparen_hide), &key);
                     let body = self.subst(&mac, &args, &hs, use_span, t.tok.space_before, nesting);
                     self.expanded += body.len();

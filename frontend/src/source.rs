@@ -69,10 +69,28 @@ impl SourceFile {
     }
 }
 
-/// Every file of one compilation: the user's kernel, its includes and built-in headers.
+/// One macro expansion: tokens a macro produced carry the span of its use, and this
+/// records which macro that was and where it is defined, for diagnostics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expansion {
+    /// The macro's name at the outermost use site (what the expanded tokens' spans are).
+    pub use_span: Span,
+    /// The macro expanded there (an outer one first, then the ones its body invoked).
+    pub name: String,
+    /// The macro's name in its `#define`.
+    pub definition: Span,
+}
+
+/// How many expansions a [`SourceMap`] records; the rest go without a chain in
+/// diagnostics (pathological inputs expand millions of times).
+const MAX_EXPANSIONS: usize = 1 << 16;
+
+/// Every file of one compilation: the user's kernel, its includes and built-in headers,
+/// and the macro expansions the preprocessor made.
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
     files: Vec<SourceFile>,
+    expansions: Vec<Expansion>,
 }
 
 impl SourceMap {
@@ -121,6 +139,25 @@ impl SourceMap {
     /// All files in id order.
     pub fn files(&self) -> &[SourceFile] {
         &self.files
+    }
+
+    /// Records a macro expansion (once per use site and macro).
+    pub fn record_expansion(&mut self, e: Expansion) {
+        // The expansions of one use site are recorded one after another.
+        let recent = self.expansions.iter().rev().take(16);
+        if self.expansions.len() >= MAX_EXPANSIONS || recent.into_iter().any(|x| *x == e) {
+            return;
+        }
+        self.expansions.push(e);
+    }
+
+    /// The expansions whose use site lies in `span`, outermost first.
+    pub fn expansions_in(&self, span: Span) -> impl Iterator<Item = &Expansion> {
+        self.expansions.iter().filter(move |e| {
+            e.use_span.file == span.file
+                && e.use_span.start >= span.start
+                && e.use_span.start < span.end.max(span.start + 1)
+        })
     }
 
     /// The text a span covers (empty if the span is out of range).

@@ -97,3 +97,60 @@ fn recursion_is_refused_not_looped() {
     let text = metalsim_frontend::render_short(&diags, &sources);
     assert!(text.contains("recursion"), "{text}");
 }
+
+/// Compiles `src`, which must fail; returns the one-line diagnostics.
+fn errors_of(src: &str) -> String {
+    let (m, diags, sources) = metalsim_frontend::compile_str("limits.metal", src);
+    assert!(m.is_none(), "compiled: {src}");
+    metalsim_frontend::render_short(&diags, &sources)
+}
+
+#[test]
+fn exponential_inlining_is_refused_not_waited_for() {
+    // Each function calls the one before twice: 2^16 calls in all.
+    let mut src = String::from("float f0(float x) { return x + 1; }\n");
+    for i in 1..=15 {
+        src += &format!(
+            "float f{i}(float x) {{ return f{p}(x) + f{p}(x); }}\n",
+            p = i - 1
+        );
+    }
+    src += "kernel void k(device float* o [[buffer(0)]]) { o[0] = f15(o[0]); }\n";
+    let text = errors_of(&src);
+    assert!(text.contains("inlines more than"), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+}
+
+#[test]
+fn huge_thread_arrays_are_refused() {
+    let text = errors_of(
+        "kernel void k(device int* o [[buffer(0)]]) { thread int big[1 << 20]; o[0] = big[0]; }",
+    );
+    assert!(text.contains("holds 1048576 scalars"), "{text}");
+}
+
+#[test]
+fn runaway_template_recursion_reports_the_depth_limit_once() {
+    let text = errors_of(
+        "template <int N> struct F { static constexpr int v = F<N - 1>::v + 1; };\n\
+         template <> struct F<0> { static constexpr int v = 0; };\n\
+         kernel void k(device int* o [[buffer(0)]]) { o[0] = F<100000>::v; }",
+    );
+    assert!(text.contains("too deeply"), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+}
+
+#[test]
+fn distinct_instantiations_calling_each_other_are_not_recursion() {
+    let src = "template <int N> int g(int x) { return g<N - 1>(x) + g<N - 1>(x); }\n\
+               template <> int g<0>(int x) { return x; }\n\
+               template <int N> struct F { static constexpr int v = N * F<N - 1>::v; };\n\
+               template <> struct F<0> { static constexpr int v = 1; };\n\
+               kernel void k(device int* o [[buffer(0)]]) { o[0] = g<3>(o[0]) + F<5>::v; }";
+    let (m, diags, sources) = metalsim_frontend::compile_str("inst.metal", src);
+    assert!(
+        m.is_some(),
+        "{}",
+        metalsim_frontend::render_short(&diags, &sources)
+    );
+}

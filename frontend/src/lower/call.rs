@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use metalsim_isa::Space;
 
 use crate::ast::{self, Expr, ExprKind, FnKind, FunctionDef};
+use crate::lower::consteval::Const;
 use crate::lower::names::{DeclId, DeclKind, Env, Hit};
 use crate::lower::resolve::{FnRef, Resolved};
 use crate::lower::templates::{Deduced, TArg, specificity};
@@ -17,6 +18,9 @@ use crate::source::Span;
 
 /// How many inlined calls may nest.
 pub const MAX_CALL_DEPTH: usize = 64;
+
+/// How many calls one kernel may inline in all.
+pub const MAX_INLINED_CALLS: usize = 20_000;
 
 /// What overload resolution knows about an argument.
 #[derive(Clone, Debug)]
@@ -290,7 +294,8 @@ impl<'a> FnLowerer<'_, 'a> {
             }
             params.push(self.in_env(env.clone(), |me| me.resolve_type(&p.ty))?);
         }
-        let ret = match constexpr_auto(&def.ret) {
+        let ret = match constexpr_auto(&def.ret) || is_decltype(&def.ret) {
+            // `decltype(expr)` may name the parameters: resolved once they are bound.
             true => None,
             false if def.kind == FnKind::Constructor => None,
             false => Some(self.in_env(env.clone(), |me| me.resolve_type(&def.ret))?),
@@ -656,11 +661,27 @@ impl<'a> FnLowerer<'_, 'a> {
     ) -> Option<Operand> {
         let def = chosen.def;
         let name = def.name.name.clone();
-        if self.inlines.iter().any(|c| c.decl == chosen.decl) {
+        let instance = chosen.env.instance();
+        if self
+            .inlines
+            .iter()
+            .any(|c| c.decl == chosen.decl && c.instance == instance)
+        {
             self.error(
                 format!("`{name}` calls itself; recursion is not allowed in MSL"),
                 span,
             );
+            return None;
+        }
+        self.inlined += 1;
+        if self.inlined > MAX_INLINED_CALLS {
+            // Calls that each call the next twice grow exponentially.
+            if self.inlined == MAX_INLINED_CALLS + 1 {
+                self.error(
+                    format!("this kernel inlines more than {MAX_INLINED_CALLS} calls; metalsim refuses kernels this large"),
+                    span,
+                );
+            }
             return None;
         }
         if self.inlines.len() >= MAX_CALL_DEPTH {
@@ -734,7 +755,17 @@ impl<'a> FnLowerer<'_, 'a> {
             };
             bindings.insert("this".into(), Binding::This(obj));
         }
-        let ret = match &chosen.ret {
+        let late_ret = if chosen.ret.is_none() && is_decltype(&def.ret) {
+            let saved_scopes = std::mem::replace(&mut self.scopes, vec![bindings.clone()]);
+            let saved_env = std::mem::replace(&mut self.env, chosen.env.clone());
+            let r = self.resolve_type(&def.ret);
+            self.scopes = saved_scopes;
+            self.env = saved_env;
+            Some(r?)
+        } else {
+            None
+        };
+        let ret = match late_ret.as_ref().or(chosen.ret.as_ref()) {
             None if def.kind == FnKind::Constructor => ReturnSlot::Value {
                 ty: Ty::Void,
                 slots: Vec::new(),
@@ -754,6 +785,7 @@ impl<'a> FnLowerer<'_, 'a> {
         let saved_env = std::mem::replace(&mut self.env, chosen.env.clone());
         self.inlines.push(InlineCtx {
             decl: chosen.decl,
+            instance,
             ret_block,
             ret,
             loops_base: self.loops.len(),
@@ -873,7 +905,33 @@ impl<'a> FnLowerer<'_, 'a> {
         args: Vec<Arg<'_>>,
         span: Span,
     ) -> Option<Operand> {
+        self.call_method_with(obj, name, None, args, span)
+    }
+
+    /// [`Self::call_method`] with explicit template arguments (`obj.template f<T>(...)`).
+    pub fn call_method_with(
+        &mut self,
+        obj: Place,
+        name: &str,
+        targs: Option<Vec<TArg>>,
+        args: Vec<Arg<'_>>,
+        span: Span,
+    ) -> Option<Operand> {
         let ty = self.place_ty(&obj);
+        if let Ty::Array(_, n) = ty
+            && args.is_empty()
+        {
+            // `array<T, N>`'s size queries; its element access is `[]` on the array.
+            let c = match name {
+                "size" | "max_size" => Some(Const::int(Scalar::ULong, i128::from(n))),
+                "empty" => Some(Const::bool(n == 0)),
+                _ => None,
+            };
+            if let Some(c) = c {
+                self.at(span);
+                return Some(Operand::Value(self.const_val(c)));
+            }
+        }
         let Ty::Struct(id) = ty else {
             let t = self.show(&ty);
             self.error(format!("`{t}` has no methods (`{name}`)"), span);
@@ -886,7 +944,7 @@ impl<'a> FnLowerer<'_, 'a> {
                 .map(|(decl, env)| FnRef {
                     decl,
                     env,
-                    targs: None,
+                    targs: targs.clone(),
                 })
                 .collect::<Vec<_>>(),
             _ => Vec::new(),
@@ -1347,7 +1405,12 @@ impl<'a> FnLowerer<'_, 'a> {
     #[inline(never)]
     pub fn call(&mut self, callee: &Expr, args: &[Expr], span: Span) -> Option<Operand> {
         match &callee.kind {
-            ExprKind::Member { base, name, arrow } => {
+            ExprKind::Member {
+                base,
+                name,
+                targs,
+                arrow,
+            } => {
                 let obj = if *arrow {
                     let p = self.rvalue(base)?;
                     self.deref(p, base.span)?
@@ -1370,8 +1433,13 @@ impl<'a> FnLowerer<'_, 'a> {
                 if let Ty::SimdMatrix(_) = self.place_ty(&obj) {
                     return self.matrix_method(obj, &name.name, args, span);
                 }
+                let explicit = if targs.is_empty() {
+                    None
+                } else {
+                    Some(self.targ_values(targs)?)
+                };
                 let lowered = self.lower_args(args)?;
-                self.call_method(obj, &name.name, lowered, span)
+                self.call_method_with(obj, &name.name, explicit, lowered, span)
             }
             ExprKind::Name(path) => {
                 if path.is_plain() && path.last() == "is_function_constant_defined" {
@@ -1570,6 +1638,15 @@ fn deduction_type(actual: &Ty, _param: &ast::TypeExpr) -> Ty {
 }
 
 /// Whether a return type is `auto` (deduced from the body).
+/// Whether a return type is `decltype(...)` (possibly qualified).
+fn is_decltype(t: &ast::TypeExpr) -> bool {
+    match &t.kind {
+        ast::TypeKind::Decltype(_) => true,
+        ast::TypeKind::Qualified { inner, .. } => is_decltype(inner),
+        _ => false,
+    }
+}
+
 fn constexpr_auto(t: &ast::TypeExpr) -> bool {
     match &t.kind {
         ast::TypeKind::Auto => true,

@@ -60,7 +60,7 @@ impl<'a> FnLowerer<'_, 'a> {
         }
         let mark = self.g.diags.len();
         let r = self.interp(e);
-        if r.is_none() && self.g.const_steps > 0 {
+        if r.is_none() && self.g.const_steps > 0 && !self.g.limit_hit {
             self.g.diags.truncate(mark);
         }
         if outer {
@@ -80,6 +80,10 @@ impl<'a> FnLowerer<'_, 'a> {
     pub fn const_expr(&mut self, e: &Expr, what: &str) -> Option<Const> {
         if let Some(c) = self.try_const(e) {
             return Some(c);
+        }
+        if self.g.limit_hit {
+            // The limit's error says what is wrong.
+            return None;
         }
         // Lowering it (in dead code) reports what is wrong with it, if anything.
         let mark = self.g.diags.len();
@@ -580,10 +584,15 @@ impl<'a> FnLowerer<'_, 'a> {
             _ => init_expr.clone(),
         };
         if auto || scalar.is_some() {
+            // This may run nested in another evaluation (a kernel parameter's
+            // `[[function_constant(c)]]`, another global's initializer): restore its state.
+            let (outer_ok, outer_touched) = (self.spec_ok, self.touched_spec);
             self.spec_ok = true;
             self.touched_spec = false;
             let c = self.try_const(&scalar_init);
-            self.spec_ok = false;
+            let touched = self.touched_spec;
+            self.spec_ok = outer_ok;
+            self.touched_spec = outer_touched || touched;
             let Some(c) = c else {
                 if auto {
                     self.error(
@@ -599,7 +608,7 @@ impl<'a> FnLowerer<'_, 'a> {
                 Some(s) => c.cast(s),
                 None => c,
             };
-            if self.touched_spec {
+            if touched {
                 return Some(GlobalValue::Spec {
                     name: v.name.name.clone(),
                     value: Some(c),

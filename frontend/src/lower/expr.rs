@@ -159,7 +159,22 @@ impl FnLowerer<'_, '_> {
                 value(self.conditional(cond, then_, else_, e.span))
             }
             ExprKind::Call { callee, args } => self.call(callee, args, e.span),
-            ExprKind::Member { base, name, arrow } => {
+            ExprKind::Member {
+                base,
+                name,
+                targs,
+                arrow,
+            } => {
+                if !targs.is_empty() {
+                    self.error(
+                        format!(
+                            "`{}` with template arguments names a member template; call it",
+                            name.name
+                        ),
+                        name.span,
+                    );
+                    return None;
+                }
                 self.member(base, &name.name, name.span, *arrow)
             }
             ExprKind::Index { base, index } => self.index_operand(base, index, e.span),

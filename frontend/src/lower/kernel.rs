@@ -12,6 +12,7 @@ use metalsim_isa::{
 
 use crate::SpecValue;
 use crate::ast::{self, ExprKind};
+use crate::diag::{Label, Severity};
 use crate::lower::call::Arg;
 use crate::lower::names::{DeclId, DeclKind, Env, Hit, NsId};
 use crate::lower::resolve::Resolved;
@@ -28,6 +29,9 @@ struct KernelJob<'a> {
     env: Env,
     host_name: String,
     span: Span,
+    /// Made from an explicit instantiation (its errors then say which instantiation they
+    /// come from).
+    instantiated: bool,
 }
 
 /// The special registers of a thread-position attribute, one per component, or `None` if
@@ -105,7 +109,21 @@ pub fn lower_kernels(g: &mut Globals<'_>) -> Vec<Function> {
     let mut functions: Vec<Function> = Vec::new();
     for job in jobs {
         let span = job.span;
-        if let Some(f) = lower_kernel(g, job) {
+        let (host, instantiated) = (job.host_name.clone(), job.instantiated);
+        let mark = g.diags.len();
+        g.limit_hit = false;
+        let lowered = lower_kernel(g, job);
+        if instantiated {
+            for d in &mut g.diags[mark..] {
+                if d.severity == Severity::Error && d.span() != Some(span) {
+                    d.labels.push(Label {
+                        span,
+                        message: format!("in kernel `{host}`, instantiated here"),
+                    });
+                }
+            }
+        }
+        if let Some(f) = lowered {
             if functions.iter().any(|o| o.name == f.name) {
                 g.error(format!("two kernels are named `{}`", f.name), span);
             } else {
@@ -132,6 +150,7 @@ fn kernel_jobs<'a>(g: &mut Globals<'a>) -> Vec<KernelJob<'a>> {
                     env: d.home.clone().unwrap_or_else(|| g.ns_env(NsId(0))),
                     host_name: host_name(&def.attrs).unwrap_or_else(|| def.name.name.clone()),
                     span: def.name.span,
+                    instantiated: false,
                 });
             }
             KernelSource::Instantiation(inst, env) => {
@@ -243,6 +262,7 @@ fn instantiation_job<'a>(
         env: fenv,
         host_name: name,
         span,
+        instantiated: true,
     })
 }
 
@@ -329,6 +349,7 @@ fn spec_template_job<'a>(
         env: home.params(binds),
         host_name: name.to_string(),
         span,
+        instantiated: false,
     })
 }
 
@@ -568,7 +589,7 @@ impl<'a> FnLowerer<'_, 'a> {
                         d.ty.clone()
                     };
                     let v = self.zero(&ty);
-                    self.bind_value(&name, v, true);
+                    self.bind_value(&name, v, d.is_const && !d.is_ref);
                 }
                 return None;
             }

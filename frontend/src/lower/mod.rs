@@ -204,6 +204,10 @@ pub(crate) struct Globals<'a> {
     pub depth: u32,
     /// Steps left to the current constant evaluation.
     pub const_steps: u64,
+    /// A limit (template instantiation depth) was hit while lowering the current kernel:
+    /// its error stands even where constant evaluation is only an attempt, and no
+    /// follow-on "not a constant expression" errors are added.
+    pub limit_hit: bool,
 }
 
 impl<'a> Globals<'a> {
@@ -237,6 +241,7 @@ impl<'a> Globals<'a> {
             addr_taken: HashSet::new(),
             depth: 0,
             const_steps: 0,
+            limit_hit: false,
         }
     }
 
@@ -424,6 +429,9 @@ pub(crate) enum ReturnSlot {
 /// An inlined helper call in progress.
 pub(crate) struct InlineCtx {
     pub decl: DeclId,
+    /// The template arguments and classes of the instantiation being inlined (a call of
+    /// `g<2>` from `g<3>` is no recursion).
+    pub instance: Vec<TArg>,
     pub ret_block: Block,
     pub ret: ReturnSlot,
     pub loops_base: usize,
@@ -438,6 +446,8 @@ pub(crate) struct FnLowerer<'g, 'a> {
     pub scopes: Vec<HashMap<String, Binding>>,
     pub loops: Vec<LoopCtx>,
     pub inlines: Vec<InlineCtx>,
+    /// How many calls were inlined into this function so far.
+    pub inlined: usize,
     pub locals: Vec<Alloc>,
     pub tg_allocs: Vec<Alloc>,
     /// Constant evaluation: the local variables of the `constexpr` calls being evaluated.
@@ -458,6 +468,7 @@ impl<'g, 'a> FnLowerer<'g, 'a> {
             scopes: vec![HashMap::new()],
             loops: Vec::new(),
             inlines: Vec::new(),
+            inlined: 0,
             locals: Vec::new(),
             tg_allocs: Vec::new(),
             cframes: Vec::new(),

@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use crate::ast::{self, Item, TemplateParam};
 use crate::lower::templates::TArg;
-use crate::lower::types::StructId;
+use crate::lower::types::{StructId, Ty};
 use crate::lower::{Globals, KernelSource};
 use crate::source::Span;
 
@@ -121,6 +121,22 @@ pub enum EnvNode {
 }
 
 impl Env {
+    /// What makes this scope one instantiation: the template arguments bound along the
+    /// chain and the classes it is inside (as `Ty::Struct` arguments).
+    pub fn instance(&self) -> Vec<TArg> {
+        let mut out = Vec::new();
+        let mut e = Some(self);
+        while let Some(env) = e {
+            match &*env.0 {
+                EnvNode::Params { binds, .. } => out.extend(binds.iter().map(|(_, a)| a.clone())),
+                EnvNode::Class { id, .. } => out.push(TArg::Type(Ty::Struct(*id))),
+                EnvNode::Ns { .. } => {}
+            }
+            e = env.parent();
+        }
+        out
+    }
+
     /// A namespace scope.
     pub fn ns(ns: NsId, parent: Option<Env>) -> Env {
         Env(Rc::new(EnvNode::Ns { ns, parent }))
@@ -607,17 +623,31 @@ impl<'a> Globals<'a> {
 
     /// Looks `name` up from `env` outward.
     pub fn lookup(&mut self, env: &Env, name: &str) -> Option<Hit> {
+        self.lookup_in(env, name, false)
+    }
+
+    /// Looks `name` up as a template: template parameters and injected class names are
+    /// passed over, so inside a class template `F<N - 1>` names the template.
+    pub fn lookup_template(&mut self, env: &Env, name: &str) -> Option<Hit> {
+        self.lookup_in(env, name, true)
+    }
+
+    fn lookup_in(&mut self, env: &Env, name: &str, skip_params: bool) -> Option<Hit> {
         let mut e = Some(env.clone());
         while let Some(env) = e {
             match &*env.0 {
+                EnvNode::Params { .. } if skip_params => {}
                 EnvNode::Params { binds, .. } => {
                     if let Some((_, a)) = binds.iter().rev().find(|(n, _)| n == name) {
                         return Some(Hit::Param(a.clone()));
                     }
                 }
                 EnvNode::Class { id, .. } => {
-                    if let Some(h) = self.class_member(*id, name) {
-                        return Some(h);
+                    match self.class_member(*id, name) {
+                        // The injected class name is a parameter-like hit.
+                        Some(Hit::Param(_)) if skip_params => {}
+                        Some(h) => return Some(h),
+                        None => {}
                     }
                 }
                 EnvNode::Ns { ns, .. } => {

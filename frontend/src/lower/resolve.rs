@@ -320,6 +320,7 @@ impl FnLowerer<'_, '_> {
     /// found is an error (the caller may want to try another reading).
     pub fn resolve_path(&mut self, path: &ast::Path, report: bool) -> Option<Resolved> {
         if self.g.depth > MAX_INSTANTIATION_DEPTH {
+            self.g.limit_hit = true;
             self.error(
                 format!("templates instantiate each other too deeply (more than {MAX_INSTANTIATION_DEPTH} levels)"),
                 path.span,
@@ -390,12 +391,17 @@ impl FnLowerer<'_, '_> {
     }
 
     /// Turns a lookup hit into what it denotes, applying the segment's template arguments.
-    fn resolve_hit(&mut self, hit: Hit, seg: &PathSegment, _env: &Env) -> Option<Resolved> {
+    fn resolve_hit(&mut self, hit: Hit, seg: &PathSegment, env: &Env) -> Option<Resolved> {
         let name = seg.name.name.as_str();
         let span = seg.name.span;
         match hit {
             Hit::Param(a) => {
                 if !seg.args.is_empty() {
+                    // The injected class name (`F` inside `template <int N> struct F`) with
+                    // arguments names the template.
+                    if let Some(Hit::Decls(decls)) = self.g.lookup_template(env, name) {
+                        return self.resolve_decls(decls, seg);
+                    }
                     self.error(format!("`{name}` takes no template arguments"), span);
                     return None;
                 }
@@ -403,6 +409,19 @@ impl FnLowerer<'_, '_> {
                     TArg::Type(t) => Resolved::Type(t),
                     TArg::Value(c) => Resolved::Const(c),
                     TArg::Pack(items) => Resolved::Pack(items),
+                    TArg::Function(decl) => {
+                        let env = self
+                            .g
+                            .decl(decl)
+                            .home
+                            .clone()
+                            .unwrap_or_else(|| self.g.ns_env(NsId(0)));
+                        Resolved::Overloads(vec![FnRef {
+                            decl,
+                            env,
+                            targs: None,
+                        }])
+                    }
                 })
             }
             Hit::Field(id, i) => Some(Resolved::Field(id, i)),

@@ -536,7 +536,20 @@ impl FnLowerer<'_, '_> {
                 }
             }
         }
-        if matches!(d.ty, Ty::Void | Ty::Atomic(_)) && !d.is_ref {
+        let leaves = self.g.structs.leaf_count(&d.ty);
+        if !d.is_ref && d.space.is_none_or(|s| s == Space::Thread) && leaves > MAX_THREAD_VAR_LEAVES
+        {
+            self.error(
+                format!(
+                    "the thread-local variable `{name}` holds {leaves} scalars; metalsim supports at most {MAX_THREAD_VAR_LEAVES} per variable (put it in threadgroup or device memory)"
+                ),
+                v.span,
+            );
+            return;
+        }
+        // Atomics live only in memory: a threadgroup atomic is fine, a thread-local one is not.
+        let atomic_here = matches!(d.ty, Ty::Atomic(_)) && d.space != Some(Space::Threadgroup);
+        if (matches!(d.ty, Ty::Void) || atomic_here) && !d.is_ref {
             let t = self.show(&d.ty);
             self.error(
                 format!("cannot declare a local variable of type `{t}`"),
@@ -643,6 +656,7 @@ impl FnLowerer<'_, '_> {
                 );
             }
             Space::Thread => {
+                let mark = self.g.diags.len();
                 let value = match &v.init {
                     Some(Init::Assign(e)) => self.init_value(&d.ty, e),
                     Some(Init::Brace(items)) => self.init_value(&d.ty, &list(items, v.span)),
@@ -652,7 +666,13 @@ impl FnLowerer<'_, '_> {
                         _ => Some(self.zero(&d.ty)),
                     },
                 };
-                let Some(value) = value else { return };
+                let value = match value {
+                    Some(value) => value,
+                    // The initializer's error is reported (so no module comes out); the
+                    // variable still exists, so its uses raise no follow-on errors.
+                    None if crate::has_errors(&self.g.diags[mark..]) => self.zero(&d.ty),
+                    None => return,
+                };
                 self.at(v.span);
                 let place = self.fresh_var(&name, &value, d.is_const);
                 self.bind(&name, Binding::Place(place));
@@ -820,6 +840,10 @@ impl FnLowerer<'_, '_> {
         }
     }
 }
+
+/// The most scalars one thread-local variable may hold: each is a register (or a word of
+/// thread memory) the lowering handles one by one, and a kernel's thread needs far fewer.
+const MAX_THREAD_VAR_LEAVES: usize = 1 << 14;
 
 fn strip_quals(t: &ast::TypeExpr) -> &TypeKind {
     match &t.kind {

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use crate::ast::{self, TemplateArg, TemplateParam, TemplateParamKind, TypeExpr, TypeKind};
 use crate::lower::consteval::Const;
 use crate::lower::names::{DeclId, DeclKind, Env};
+use crate::lower::resolve::FnRef;
 use crate::lower::types::{Scalar, Ty};
 use crate::lower::{Binding, FnLowerer, Resolved};
 use crate::source::Span;
@@ -25,6 +26,8 @@ pub enum TArg {
     Value(Const),
     /// The arguments of a parameter pack.
     Pack(Vec<TArg>),
+    /// A function, for a function pointer parameter (`template <float (*F)(float)>`).
+    Function(DeclId),
 }
 
 /// Template parameter names bound so far while deducing.
@@ -53,6 +56,7 @@ impl FnLowerer<'_, '_> {
                 .map(|a| self.show_targ(a))
                 .collect::<Vec<_>>()
                 .join(", "),
+            TArg::Function(d) => self.g.decl(*d).name.clone(),
         }
     }
 
@@ -96,6 +100,7 @@ impl FnLowerer<'_, '_> {
                     match self.resolve_path(path, false) {
                         Some(Resolved::Const(c)) => return Some(TArg::Value(c)),
                         Some(Resolved::Pack(items)) => return Some(TArg::Pack(items)),
+                        Some(Resolved::Overloads(fns)) => return self.function_targ(fns, t.span),
                         Some(Resolved::Type(t)) | Some(Resolved::Local(Binding::Type(t))) => {
                             return Some(TArg::Type(t));
                         }
@@ -106,6 +111,21 @@ impl FnLowerer<'_, '_> {
                 Some(TArg::Type(d.ty))
             }
             TemplateArg::Expr(e) => {
+                // `&f` names the function `f` too.
+                let named = match &e.kind {
+                    ast::ExprKind::Unary {
+                        op: ast::UnaryOp::AddrOf,
+                        operand,
+                    } => operand,
+                    _ => e,
+                };
+                if let ast::ExprKind::Name(path) = &named.kind {
+                    let mark = self.g.diags.len();
+                    if let Some(Resolved::Overloads(fns)) = self.resolve_path(path, false) {
+                        return self.function_targ(fns, e.span);
+                    }
+                    self.g.diags.truncate(mark);
+                }
                 if let ast::ExprKind::Name(path) = &e.kind {
                     let mark = self.g.diags.len();
                     match self.resolve_path(path, false) {
@@ -121,6 +141,22 @@ impl FnLowerer<'_, '_> {
                 Some(TArg::Value(c))
             }
             TemplateArg::Pack(inner) => self.targ_value(inner),
+        }
+    }
+
+    /// A function named as a template argument: one function that is not a template.
+    fn function_targ(&mut self, fns: Vec<FnRef>, span: Span) -> Option<TArg> {
+        match fns.as_slice() {
+            [f] if f.targs.is_none() && self.g.decl(f.decl).tparams.is_none() => {
+                Some(TArg::Function(f.decl))
+            }
+            _ => {
+                self.error(
+                    "a function template argument must name one function that is not a template or overloaded",
+                    span,
+                );
+                None
+            }
         }
     }
 
@@ -189,6 +225,15 @@ impl FnLowerer<'_, '_> {
                         Some(_) => TArg::Value(c),
                         None => return None,
                     }
+                }
+                (TemplateParamKind::Value(_), TArg::Function(d)) => TArg::Function(d),
+                (TemplateParamKind::Type, TArg::Function(d)) => {
+                    let f = self.g.decl(d).name.clone();
+                    self.error(
+                        format!("template parameter `{name}` of `{what}` is a type, but `{f}` is a function"),
+                        span,
+                    );
+                    return None;
                 }
                 (TemplateParamKind::Template, _) => {
                     self.error("template template parameters are not supported yet", p.span);

@@ -9,7 +9,7 @@
 use chumsky::pratt::{infix, left, postfix, prefix, right};
 use chumsky::prelude::*;
 
-use crate::ast::{BinaryOp, CastKind, Expr, ExprKind, Path, PostfixOp, UnaryOp};
+use crate::ast::{BinaryOp, CastKind, Expr, ExprKind, Path, PathSegment, PostfixOp, UnaryOp};
 use crate::lexer::{parse_float, parse_int};
 use crate::source::Span;
 use crate::token::{Keyword, Punct, Token};
@@ -337,8 +337,8 @@ impl<'a> ExprParsers<'a> {
         let lambda = skip_with("expression", Ctx::skip_lambda).validate(|_, e, emitter| {
             emitter.emit(custom_error(
                 e.span(),
-                "lambda expressions are not supported",
-                "not available in MSL",
+                "lambda expressions are not supported yet",
+                "metalsim does not support this construct yet",
             ));
             ExprKind::Error
         });
@@ -387,7 +387,8 @@ impl<'a> ExprParsers<'a> {
             Token::Punct(Punct::Arrow) => true,
         }
         .labelled("operator")
-        .then(ident());
+        .then_ignore(kw(Keyword::Template).or_not())
+        .then(ty.segment.clone());
         let index = self.expr.clone().delimited_by(
             punct(Punct::LBracket).labelled("operator"),
             punct(Punct::RBracket),
@@ -461,11 +462,13 @@ impl<'a> ExprParsers<'a> {
                     sp(e),
                 )
             }),
-            postfix(14, member, |base, (arrow, name), e: &mut Extra<'a, '_>| {
+            postfix(14, member, |base, (arrow, seg), e: &mut Extra<'a, '_>| {
+                let PathSegment { name, args } = seg;
                 expr(
                     ExprKind::Member {
                         base: Box::new(base),
                         name,
+                        targs: args,
                         arrow,
                     },
                     sp(e),

@@ -256,9 +256,26 @@ fn template_head<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<TemplateParam>> {
             default,
             span: sp(e),
         });
+    // `float (*F)(float)`: a function pointer parameter. Its argument names a function;
+    // the parameter's type (kept as the return type) is not checked against it.
+    let fn_ptr_param = ty
+        .spec
+        .clone()
+        .then_ignore(punct(Punct::LParen))
+        .then_ignore(punct(Punct::Star))
+        .then(ident())
+        .then_ignore(punct(Punct::RParen))
+        .then_ignore(skip_with("`(`", Ctx::skip_group))
+        .map_with(|(spec, name), e| TemplateParam {
+            kind: TemplateParamKind::Value(build_type(&spec, &[], &[])),
+            name: Some(name),
+            pack: false,
+            default: None,
+            span: sp(e),
+        });
     kw(Keyword::Template)
         .ignore_then(
-            choice((type_param, template_param, value_param))
+            choice((type_param, template_param, fn_ptr_param, value_param))
                 .labelled("template parameter")
                 .separated_by(punct(Punct::Comma))
                 .collect::<Vec<_>>()
@@ -975,6 +992,18 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
         .boxed();
 
     recursive(|item| {
+        let namespace_alias = kw(Keyword::Namespace)
+            .then(ident())
+            .then(punct(Punct::Assign))
+            .ignore_then(skip_with("`;`", Ctx::skip_stmt))
+            .validate(|_, e, emitter| {
+                emitter.emit(custom_error(
+                    e.span(),
+                    "namespace aliases (`namespace a = b;`) are not supported yet",
+                    "metalsim does not support this construct yet; use `using namespace` or the full name",
+                ));
+                vec![Item::Error(sp(e))]
+            });
         let namespace = kw(Keyword::Namespace)
             .ignore_then(
                 ident()
@@ -1021,6 +1050,7 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
             },
         );
         choice((
+            namespace_alias.boxed(),
             namespace.boxed(),
             using_namespace.clone(),
             typedef_struct.clone(),

@@ -264,6 +264,11 @@ impl Ctx<'_> {
         None
     }
 
+    /// Whether an attribute group `[[` starts at `i`.
+    pub fn attribute_starts(&self, i: usize) -> bool {
+        self.is(i, Punct::LBracket) && self.is(i + 1, Punct::LBracket)
+    }
+
     /// Whether the token before `i` names a template, so a `<` at `i` opens arguments.
     pub fn opens_template_args(&self, i: usize) -> bool {
         self.is(i, Punct::Lt)

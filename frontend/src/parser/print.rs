@@ -671,10 +671,17 @@ fn expr(out: &mut String, e: &Expr) {
             expr(out, callee);
             list(out, "", args);
         }
-        ExprKind::Member { base, name, arrow } => {
+        ExprKind::Member {
+            base,
+            name,
+            targs,
+            arrow,
+        } => {
             out.push_str(if *arrow { "(-> " } else { "(. " });
             expr(out, base);
-            let _ = write!(out, " {})", name.name);
+            let _ = write!(out, " {}", name.name);
+            template_args(out, targs);
+            out.push(')');
         }
         ExprKind::Index { base, index } => {
             out.push_str("(index ");

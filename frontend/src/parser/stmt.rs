@@ -222,35 +222,40 @@ pub(crate) fn stmt_parsers<'a>(ep: &ExprParsers<'a>) -> StmtParsers<'a> {
             .then_ignore(semi())
             .map(StmtKind::Decl);
         let expr_stmt = ep.expr.clone().then_ignore(semi()).map(StmtKind::Expr);
-        choice((
-            block.map(StmtKind::Block),
-            if_,
-            for_,
-            while_.boxed(),
-            do_.boxed(),
-            switch_.boxed(),
-            case_.boxed(),
-            default_.boxed(),
-            jump.boxed(),
-            static_assert.boxed(),
-            semi().to(StmtKind::Empty),
-            goto.boxed(),
-            try_.boxed(),
-            using_namespace.boxed(),
-            local_item.boxed(),
-            local_type.boxed(),
-            decl_stmt.boxed(),
-            expr_stmt.boxed(),
-        ))
-        .map_with(|kind, e| Stmt { kind, span: sp(e) })
-        .labelled("statement")
-        .recover_with(via_parser(skip_with("statement", Ctx::skip_stmt).map_with(
-            |_, e| Stmt {
-                kind: StmtKind::Error,
-                span: sp(e),
-            },
-        )))
-        .boxed()
+        // Statement attributes (`[[fallthrough]];`, `[[likely]]`) only advise the compiler.
+        let stmt_attrs =
+            guard("statement", Ctx::attribute_starts).ignore_then(ep.types.attrs.clone());
+        stmt_attrs
+            .or_not()
+            .ignore_then(choice((
+                block.map(StmtKind::Block),
+                if_,
+                for_,
+                while_.boxed(),
+                do_.boxed(),
+                switch_.boxed(),
+                case_.boxed(),
+                default_.boxed(),
+                jump.boxed(),
+                static_assert.boxed(),
+                semi().to(StmtKind::Empty),
+                goto.boxed(),
+                try_.boxed(),
+                using_namespace.boxed(),
+                local_item.boxed(),
+                local_type.boxed(),
+                decl_stmt.boxed(),
+                expr_stmt.boxed(),
+            )))
+            .map_with(|kind, e| Stmt { kind, span: sp(e) })
+            .labelled("statement")
+            .recover_with(via_parser(skip_with("statement", Ctx::skip_stmt).map_with(
+                |_, e| Stmt {
+                    kind: StmtKind::Error,
+                    span: sp(e),
+                },
+            )))
+            .boxed()
     })
     .boxed();
     StmtParsers {

@@ -130,17 +130,9 @@ impl FnLowerer<'_, '_> {
                 let m = me.s.val(Op::Max, e.isa(), &[d, z]);
                 me.s.val(Op::Select, e.isa(), &[nan, d, m])
             }),
-            "copysign" => self.float_fn(name, vals, 2, span, |me, e, o| {
-                let (u, sign) = uint_view(e);
-                let a = me.s.val(Op::Bitcast { from: e.isa() }, u.isa(), &[o[0]]);
-                let b = me.s.val(Op::Bitcast { from: e.isa() }, u.isa(), &[o[1]]);
-                let m = me.iconst(u, sign as i128);
-                let nm = me.iconst(u, !sign as i128 & u.isa().mask() as i128);
-                let a = me.s.val(Op::And, u.isa(), &[a, nm]);
-                let b = me.s.val(Op::And, u.isa(), &[b, m]);
-                let r = me.s.val(Op::Or, u.isa(), &[a, b]);
-                me.s.val(Op::Bitcast { from: u.isa() }, e.isa(), &[r])
-            }),
+            "copysign" => {
+                self.float_fn(name, vals, 2, span, |me, e, o| me.copy_sign(e, o[0], o[1]))
+            }
             "nextafter" => self.float_fn(name, vals, 2, span, |me, e, o| me.next_after(e, o)),
             "ldexp" => (|| {
                 self.arity(name, vals, 2, span)?;
@@ -217,7 +209,10 @@ impl FnLowerer<'_, '_> {
                 let gt = me.s.val(Op::Cmp(CmpCond::Gt), t, &[o[0], z]);
                 let lt = me.s.val(Op::Cmp(CmpCond::Lt), t, &[o[0], z]);
                 let r = me.s.val(Op::Select, t, &[lt, m1, o[0]]);
-                me.s.val(Op::Select, t, &[gt, one, r])
+                let r = me.s.val(Op::Select, t, &[gt, one, r]);
+                // sign(NaN) is 0 (MSL 5.2).
+                let nan = me.s.val(Op::Cmp(CmpCond::Ne), t, &[o[0], o[0]]);
+                me.s.val(Op::Select, t, &[nan, z, r])
             }),
             "select" => (|| {
                 // select(a, b, c): c ? b : a, per component.
@@ -366,7 +361,19 @@ impl FnLowerer<'_, '_> {
         let bias = self.iconst(Scalar::Int, 127);
         let bias64 = self.iconst(Scalar::Int, 127 + 64);
         let b = self.s.val(Op::Select, Type::I32, &[sub, bias64, bias]);
-        self.s.val(Op::Sub, Type::I32, &[ex, b])
+        let r = self.s.val(Op::Sub, Type::I32, &[ex, b]);
+        // MSL names no special values; these are C's and OpenCL's: `ilogb(0)` is
+        // `FP_ILOGB0` (INT_MIN), `ilogb(inf)` and `ilogb(NaN)` (`FP_ILOGBNAN`) are INT_MAX.
+        let zero = self.fconst(Scalar::Float, 0.0);
+        let inf = self.fconst(Scalar::Float, f64::INFINITY);
+        let is_zero = self.s.val(Op::Cmp(CmpCond::Eq), Type::F32, &[xf, zero]);
+        let finite = self.s.val(Op::Cmp(CmpCond::Lt), Type::F32, &[a, inf]);
+        let (min, max) = (
+            self.iconst(Scalar::Int, i32::MIN as i128),
+            self.iconst(Scalar::Int, i32::MAX as i128),
+        );
+        let r = self.s.val(Op::Select, Type::I32, &[finite, r, max]);
+        self.s.val(Op::Select, Type::I32, &[is_zero, min, r])
     }
 
     /// `nextafter(x, y)`: the next representable value from `x` toward `y`.
@@ -586,7 +593,9 @@ impl FnLowerer<'_, '_> {
                             let inf = self.fconst(e, f64::INFINITY);
                             let is_inf = self.s.val(Op::Cmp(CmpCond::Eq), t, &[a, inf]);
                             let z = self.fconst(e, 0.0);
-                            self.s.val(Op::Select, t, &[is_inf, z, d])
+                            let f = self.s.val(Op::Select, t, &[is_inf, z, d]);
+                            // The fraction has x's sign, zero included (modf(-3) is -0).
+                            self.copy_sign(e, f, *p)
                         })
                         .collect();
                     (
@@ -671,6 +680,21 @@ impl FnLowerer<'_, '_> {
                 None
             }
         }
+    }
+}
+
+impl FnLowerer<'_, '_> {
+    /// `a` with the sign bit of `b` (`copysign`), for a float element type `e`.
+    fn copy_sign(&mut self, e: Scalar, a: Value, b: Value) -> Value {
+        let (u, sign) = uint_view(e);
+        let a = self.s.val(Op::Bitcast { from: e.isa() }, u.isa(), &[a]);
+        let b = self.s.val(Op::Bitcast { from: e.isa() }, u.isa(), &[b]);
+        let m = self.iconst(u, sign as i128);
+        let nm = self.iconst(u, !sign as i128 & u.isa().mask() as i128);
+        let a = self.s.val(Op::And, u.isa(), &[a, nm]);
+        let b = self.s.val(Op::And, u.isa(), &[b, m]);
+        let r = self.s.val(Op::Or, u.isa(), &[a, b]);
+        self.s.val(Op::Bitcast { from: u.isa() }, e.isa(), &[r])
     }
 }
 

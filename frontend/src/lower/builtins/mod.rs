@@ -158,6 +158,21 @@ pub const BUILTINS: &[&str] = &[
     "unpack_snorm4x8_to_half",
     "unpack_unorm2x16_to_half",
     "unpack_snorm2x16_to_half",
+    "pack_float_to_srgb_unorm4x8",
+    "pack_half_to_srgb_unorm4x8",
+    "pack_float_to_unorm10a2",
+    "pack_half_to_unorm10a2",
+    "pack_float_to_unorm565",
+    "pack_half_to_unorm565",
+    "unpack_unorm4x8_srgb_to_float",
+    "unpack_unorm4x8_srgb_to_half",
+    "unpack_unorm10a2_to_float",
+    "unpack_unorm10a2_to_half",
+    "unpack_unorm565_to_float",
+    "unpack_unorm565_to_half",
+    // Matrix functions (5.6): recognized only to be refused by name.
+    "determinant",
+    "transpose",
     // SIMD-group matrices (6.11).
     "simdgroup_load",
     "simdgroup_store",
@@ -227,6 +242,16 @@ impl FnLowerer<'_, '_> {
         }
         if let Some(r) = self.matrix_value(name, targs, &vals, span) {
             return r;
+        }
+        if matches!(name, "determinant" | "transpose") {
+            self.error(
+                format!(
+                    "`{name}` (a matrix function, MSL 5.6) is not supported: matrix types \
+                     (`floatNxM`, `halfNxM`) are not supported yet"
+                ),
+                span,
+            );
+            return None;
         }
         self.error(format!("unknown function `{name}`"), span);
         None
