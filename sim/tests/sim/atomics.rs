@@ -175,3 +175,120 @@ fn atomics_run_lane_by_lane_in_ascending_order() {
         }
     }
 }
+
+/// The MSL call of `op` on the atomic `w` with operands `a[lane]`, `b[lane]`, leaving
+/// the value found in `r`.
+fn msl_call(op: &str, t: &str) -> String {
+    let o = "memory_order_relaxed";
+    match op {
+        "load" => format!("{t} r = atomic_load_explicit(w, {o});"),
+        "store" => format!("atomic_store_explicit(w, a[lane], {o}); {t} r = 0;"),
+        "xchg" => format!("{t} r = atomic_exchange_explicit(w, a[lane], {o});"),
+        // After the call, `r` holds the value found whether or not it matched.
+        "cmpxchg" => format!(
+            "{t} r = a[lane]; atomic_compare_exchange_weak_explicit(w, &r, b[lane], {o}, {o});"
+        ),
+        _ => format!("{t} r = atomic_fetch_{op}_explicit(w, a[lane], {o});"),
+    }
+}
+
+/// Every `atomic_*_explicit` function, called from MSL on `int`, `uint` and `float` in
+/// device and threadgroup memory, runs lane by lane in ascending order like the ISA's
+/// atomics (the frontend maps each name to the right operation).
+#[test]
+fn msl_atomic_functions_run_lane_by_lane() {
+    for (t, msl) in [
+        (Type::I32, "int"),
+        (Type::U32, "uint"),
+        (Type::F32, "float"),
+    ] {
+        let (a, b, init): (Vec<u32>, Vec<u32>, u32) = if t == Type::F32 {
+            let a = (0..32).map(|i| (i as f32 * 0.37 - 3.0).to_bits()).collect();
+            let b = (0..32).map(|i| (100.0 + i as f32).to_bits()).collect();
+            (a, b, 1.5f32.to_bits())
+        } else {
+            let a = (0..32u32)
+                .map(|i| i.wrapping_mul(0x9e37_79b9) >> 3)
+                .collect();
+            let b = (0..32u32).map(|i| i * 7 + 1).collect();
+            (a, b, 5)
+        };
+        let ops: &[&str] = if t == Type::F32 {
+            &["load", "store", "xchg", "cmpxchg", "add", "sub"]
+        } else {
+            &[
+                "load", "store", "xchg", "cmpxchg", "add", "sub", "min", "max", "and", "or", "xor",
+            ]
+        };
+        for &op in ops {
+            // cmpxchg: every other lane expects what the lane before stored.
+            let a = if op == "cmpxchg" {
+                let mut e = a.clone();
+                e[0] = init;
+                for i in (2..32).step_by(2) {
+                    e[i] = b[i - 1];
+                }
+                e
+            } else {
+                a.clone()
+            };
+            for space in ["device", "threadgroup"] {
+                let setup = if space == "device" {
+                    format!("device atomic_{msl}* w = word;")
+                } else {
+                    format!(
+                        "threadgroup atomic_{msl}* w = tw;
+    if (lane == 0) {{
+        atomic_store_explicit(w, atomic_load_explicit(word, memory_order_relaxed),
+                              memory_order_relaxed);
+    }}
+    threadgroup_barrier(mem_flags::mem_threadgroup);"
+                    )
+                };
+                let src = format!(
+                    "#include <metal_stdlib>
+using namespace metal;
+kernel void k(device const {msl}* a [[buffer(0)]], device const {msl}* b [[buffer(1)]],
+              device atomic_{msl}* word [[buffer(2)]], device {msl}* old [[buffer(3)]],
+              device {msl}* fin [[buffer(4)]], threadgroup atomic_{msl}* tw [[threadgroup(0)]],
+              uint lane [[thread_index_in_simdgroup]]) {{
+    {setup}
+    {call}
+    old[lane] = r;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lane == 0) {{
+        fin[0] = atomic_load_explicit(w, memory_order_relaxed);
+    }}
+}}
+",
+                    call = msl_call(op, msl),
+                );
+                let (m, d, s) = metalsim_frontend::compile_str("k.metal", &src);
+                let m = m.unwrap_or_else(|| {
+                    panic!("{}\n{src}", metalsim_frontend::render(&d, &s, false))
+                });
+                let l = with_tg_memory(
+                    launch(
+                        Grid::Threads([32, 1, 1]),
+                        [32, 1, 1],
+                        vec![
+                            buffer(0, "a", t, u32s(&a)),
+                            buffer(1, "b", t, u32s(&b)),
+                            buffer(2, "word", t, u32s(&[init])),
+                            buffer(3, "old", t, zeros(128)),
+                            buffer(4, "fin", t, zeros(4)),
+                        ],
+                    ),
+                    &[(0, 4)],
+                );
+                let out = run_both(&m, &l);
+                let (olds, word) = reference(op, t, init, &a, &b);
+                let what = format!("{op} on {space} atomic_{msl}");
+                assert_eq!(as_u32s(&out.buffers[4])[0], word, "{what}: final value");
+                if op != "store" {
+                    assert_eq!(as_u32s(&out.buffers[3]), olds, "{what}: values found");
+                }
+            }
+        }
+    }
+}
