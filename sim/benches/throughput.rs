@@ -1,181 +1,324 @@
-//! Simulator throughput: simulated SIMD-group instructions per second on small kernels,
-//! functional-only and with the timing model. Run with
-//! `cargo bench -p metalsim-sim --bench throughput`; `METALSIM_BENCH=alu_loop/functional`
-//! runs only the cases whose `kernel/mode` label contains it; each case reports the best
-//! of `METALSIM_BENCH_REPEAT` runs (default 3).
+//! Simulator throughput: simulated SIMD-group instructions per second of wall time on the
+//! examples and a few heavier kernels, with the timing model on and off, each against a
+//! plain single-threaded Rust implementation of the same computation (the slowdown versus
+//! native code is measured in the same run), and the peak memory of each run.
+//!
+//! `cargo bench -p metalsim-sim --bench throughput` prints a Markdown table (the one in
+//! `docs/performance.md`). Environment:
+//! - `METALSIM_BENCH=matmul_tiled` runs only the cases whose name contains it;
+//! - `METALSIM_BENCH_TIMING=off` (or `full`) runs only that timing mode;
+//! - `METALSIM_BENCH_QUICK=1` shrinks the two heavy cases (tiled matrix multiply to
+//!   N = 256, the reduction to 1M elements) for a quick look;
+//! - `METALSIM_BENCH_REPEAT=n` keeps the best of `n` simulator runs (default 1: the
+//!   heavy cases take tens of seconds each).
 
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use metalsim_isa::{Type, parse_module};
-use metalsim_launch::{BufferBinding, ElemType, Grid, Launch};
+use metalsim_launch::{Launch, LaunchSpec};
 use metalsim_sim::{RunOptions, run};
 
-/// A dependent float chain in a counted loop: 5 instructions per iteration.
-const ALU_LOOP: &str = r#"
-kernel k {
-  param buffer(0) out device type "float" size 4 align 4
-bb0:
-  v0 = sreg.thread_position_in_grid.x
-  v1 = cvt.u32.f32 v0
-  v2 = const.u32 0
-  v20 = const.f32 1.0001
-  v21 = const.f32 0.5
-  v22 = const.f32 0.999
-  v23 = const.u32 1
-  v24 = const.u32 1000
-  br bb1(v2, v1)
-bb1(v4:u32, v5:f32):
-  v6 = fma.f32 v5, v20, v21
-  v7 = mul.f32 v6, v22
-  v8 = add.u32 v4, v23
-  v9 = cmp.lt.u32 v8, v24
-  br_if v9, bb1(v8, v7), bb2
-bb2:
-  v10 = buffer_addr.0
-  v11 = ptradd.4 v10, v0
-  st.device.f32 v11, v7
-  ret
+/// One benchmark: a kernel, its launch spec (text, possibly resized) and the native
+/// reference, which returns its best compute time in seconds.
+struct Case {
+    name: &'static str,
+    kernel: PathBuf,
+    spec: String,
+    native: fn(&Launch) -> f64,
 }
-"#;
 
-/// Streaming: `b[i] = a[i] * 2` over a large buffer.
-const STREAM: &str = r#"
-kernel k {
-  param buffer(0) a device readonly type "float" size 4 align 4
-  param buffer(1) b device type "float" size 4 align 4
-bb0:
-  v0 = sreg.thread_position_in_grid.x
-  v1 = buffer_addr.0
-  v2 = ptradd.4 v1, v0
-  v3 = ld.device.f32 v2
-  v4 = const.f32 2.0
-  v5 = mul.f32 v3, v4
-  v6 = buffer_addr.1
-  v7 = ptradd.4 v6, v0
-  st.device.f32 v7, v5
-  ret
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
-"#;
 
-/// Threadgroup-memory tree reduction: each thread stores to a 256-float tile, then 8
-/// halving steps with a barrier each (threadgroup loads, stores and barriers dominate).
-const TG_REDUCE: &str = r#"
-kernel k {
-  param buffer(0) a device readonly type "float" size 4 align 4
-  param buffer(1) b device type "float" size 4 align 4
-  tgalloc 0 size 1024 align 16 "tile"
-bb0:
-  v0 = sreg.thread_position_in_grid.x
-  v1 = sreg.thread_index_in_threadgroup
-  v2 = buffer_addr.0
-  v3 = ptradd.4 v2, v0
-  v4 = ld.device.f32 v3
-  v5 = tg_addr.0
-  v6 = ptradd.4 v5, v1
-  st.threadgroup.f32 v6, v4
-  barrier.threadgroup.threadgroup
-  v7 = const.u32 128
-  br bb1(v7)
-bb1(v8:u32):
-  v9 = cmp.lt.u32 v1, v8
-  br_if v9, bb2, bb3
-bb2:
-  v10 = add.u32 v1, v8
-  v11 = ptradd.4 v5, v10
-  v12 = ld.threadgroup.f32 v11
-  v13 = ld.threadgroup.f32 v6
-  v14 = add.f32 v12, v13
-  st.threadgroup.f32 v6, v14
-  br bb3
-bb3:
-  barrier.threadgroup.threadgroup
-  v15 = const.u32 1
-  v16 = shr.u32 v8, v15
-  v17 = const.u32 0
-  v18 = cmp.gt.u32 v16, v17
-  br_if v18, bb1(v16), bb4
-bb4:
-  v19 = cmp.eq.u32 v1, v17
-  br_if v19, bb5, bb6
-bb5:
-  v20 = ld.threadgroup.f32 v5
-  v21 = sreg.threadgroup_position_in_grid.x
-  v22 = buffer_addr.1
-  v23 = ptradd.4 v22, v21
-  st.device.f32 v23, v20
-  br bb6
-bb6:
-  ret
-}
-"#;
-
-fn buffer(index: u32, n: usize) -> BufferBinding {
-    BufferBinding {
-        index,
-        name: format!("b{index}"),
-        elem: ElemType {
-            scalar: Type::F32,
-            lanes: 1,
-        },
-        count: n as u64,
-        bytes: vec![0; n * 4],
-        output: true,
+fn case(name: &'static str, kernel: &str, spec: &str, native: fn(&Launch) -> f64) -> Case {
+    let kernel = root().join(kernel);
+    let spec_path = root().join(spec);
+    let spec = std::fs::read_to_string(&spec_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", spec_path.display()));
+    Case {
+        name,
+        kernel,
+        spec,
+        native,
     }
 }
 
-fn measure(name: &str, text: &str, threads: u32, buffers: Vec<BufferBinding>) {
-    let module = parse_module(text).unwrap();
-    let gpu = metalsim_models::builtin("m1").unwrap();
-    let launch = Launch {
-        kernel: "k".into(),
-        grid: Grid::Threads([threads, 1, 1]),
-        threadgroup: [256, 1, 1],
-        buffers,
-        threadgroup_memory: vec![],
-    };
-    let only = std::env::var("METALSIM_BENCH").unwrap_or_default();
-    for timing in [false, true] {
-        let label = format!("{name}/{}", if timing { "timed" } else { "functional" });
-        if !label.contains(&only) {
-            continue;
-        }
-        let opts = RunOptions {
-            timing,
-            max_instructions: None,
-            ..RunOptions::default()
-        };
-        // The best of a few runs: the machine's other work only ever slows a run down.
-        let repeat: usize = std::env::var("METALSIM_BENCH_REPEAT")
-            .ok()
-            .and_then(|r| r.parse().ok())
-            .unwrap_or(3);
-        let mut secs = f64::INFINITY;
-        let mut out = None;
-        for _ in 0..repeat.max(1) {
-            let start = Instant::now();
-            let o = run(&module, "k", &launch, &gpu, &opts).unwrap();
-            secs = secs.min(start.elapsed().as_secs_f64());
-            out = Some(o);
-        }
-        let out = out.expect("ran at least once");
-        let n = out.stats.simd_instructions;
-        println!(
-            "{name:10} timing={timing:5}: {n:>10} SIMD-group instructions in {secs:6.3} s = {:6.1} M/s (cycles {})",
-            n as f64 / secs / 1e6,
-            out.stats.cycles
-        );
+/// Replaces `from` (which must occur) by `to` in a spec's text.
+fn resize(mut c: Case, name: &'static str, edits: &[(&str, &str)]) -> Case {
+    for (from, to) in edits {
+        assert!(c.spec.contains(from), "{}: no `{from}` to resize", c.name);
+        c.spec = c.spec.replace(from, to);
     }
+    c.name = name;
+    c
+}
+
+fn cases(quick: bool) -> Vec<Case> {
+    let mut v = vec![
+        case(
+            "vector_add 1M",
+            "examples/vector_add.metal",
+            "examples/vector_add.toml",
+            native_vector_add,
+        ),
+        case(
+            "brightness 3840x2160",
+            "examples/brightness.metal",
+            "examples/brightness.toml",
+            native_brightness,
+        ),
+        resize(
+            case(
+                "",
+                "examples/matmul_naive.metal",
+                "examples/matmul_naive.toml",
+                native_matmul,
+            ),
+            "matmul_naive N=256",
+            &[
+                ("threads = [1024, 1024, 1]", "threads = [256, 256, 1]"),
+                ("count = 1048576", "count = 65536"),
+                ("values = [1024]", "values = [256]"),
+            ],
+        ),
+        case(
+            "divergent 1M",
+            "sim/benches/kernels/divergent.metal",
+            "sim/benches/kernels/divergent.toml",
+            native_divergent,
+        ),
+        case(
+            "transpose 2048x2048",
+            "sim/benches/kernels/transpose.metal",
+            "sim/benches/kernels/transpose.toml",
+            native_transpose,
+        ),
+    ];
+    let reduce = case(
+        "reduce_sum 16M",
+        "examples/reduce_sum.metal",
+        "examples/reduce_sum.toml",
+        native_reduce,
+    );
+    let tiled = case(
+        "matmul_tiled N=1024",
+        "examples/matmul_tiled.metal",
+        "examples/matmul_tiled.toml",
+        native_matmul,
+    );
+    if quick {
+        v.push(resize(reduce, "reduce_sum 1M", &[("16777216", "1048576")]));
+        v.push(resize(
+            tiled,
+            "matmul_tiled N=256",
+            &[
+                ("threadgroups = [64, 64, 1]", "threadgroups = [16, 16, 1]"),
+                ("count = 1048576", "count = 65536"),
+                ("values = [1024]", "values = [256]"),
+            ],
+        ));
+    } else {
+        v.push(reduce);
+        v.push(tiled);
+    }
+    v
+}
+
+fn f32s(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+fn u32_at(l: &Launch, index: u32, at: usize) -> u32 {
+    let b = &l.buffer(index).expect("bound").bytes;
+    u32::from_le_bytes(b[at * 4..at * 4 + 4].try_into().unwrap())
+}
+
+/// The best of three timings of `f`.
+fn best_of_3(mut f: impl FnMut()) -> f64 {
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn native_vector_add(l: &Launch) -> f64 {
+    let (x, y) = (f32s(&l.buffers[0].bytes), f32s(&l.buffers[1].bytes));
+    let mut out = vec![0f32; x.len()];
+    best_of_3(|| {
+        for ((o, a), b) in out.iter_mut().zip(&x).zip(&y) {
+            *o = a + b;
+        }
+        black_box(&mut out);
+    })
+}
+
+fn native_brightness(l: &Launch) -> f64 {
+    let src = &l.buffer(0).expect("bound").bytes;
+    let gain = f32::from_le_bytes(l.buffer(2).expect("bound").bytes[..4].try_into().unwrap());
+    let mut dst = vec![0u8; src.len()];
+    best_of_3(|| {
+        for (d, s) in dst.chunks_exact_mut(4).zip(src.chunks_exact(4)) {
+            for i in 0..4 {
+                let c = s[i] as f32 / 255.0;
+                let c = if i < 3 { (c * gain).clamp(0.0, 1.0) } else { c };
+                d[i] = (c * 255.0) as u8;
+            }
+        }
+        black_box(&mut dst);
+    })
+}
+
+fn native_matmul(l: &Launch) -> f64 {
+    let n = u32_at(l, 3, 0) as usize;
+    let (a, b) = (f32s(&l.buffers[0].bytes), f32s(&l.buffers[1].bytes));
+    let mut c = vec![0f32; n * n];
+    best_of_3(|| {
+        c.fill(0.0);
+        for i in 0..n {
+            for k in 0..n {
+                let aik = a[i * n + k];
+                let (row, brow) = (&mut c[i * n..(i + 1) * n], &b[k * n..(k + 1) * n]);
+                for (cij, bkj) in row.iter_mut().zip(brow) {
+                    *cij += aik * bkj;
+                }
+            }
+        }
+        black_box(&mut c);
+    })
+}
+
+fn native_reduce(l: &Launch) -> f64 {
+    let data = f32s(&l.buffers[0].bytes);
+    best_of_3(|| {
+        black_box(data.iter().sum::<f32>());
+    })
+}
+
+fn native_divergent(l: &Launch) -> f64 {
+    let n = l.buffers[0].count as u32;
+    let mut out = vec![0u32; n as usize];
+    best_of_3(|| {
+        for (gid, o) in (0..n).zip(out.iter_mut()) {
+            let mut x = gid.wrapping_mul(2654435761) ^ (gid >> 3);
+            let mut acc = 0u32;
+            for _ in 0..x & 31 {
+                match x & 3 {
+                    0 => acc = acc.wrapping_add(x >> 3),
+                    1 => acc ^= x.wrapping_mul(2246822519),
+                    _ => acc = acc.rotate_left(1),
+                }
+                x = x.wrapping_mul(1664525).wrapping_add(1013904223);
+            }
+            *o = acc;
+        }
+        black_box(&mut out);
+    })
+}
+
+fn native_transpose(l: &Launch) -> f64 {
+    let (w, h) = (u32_at(l, 2, 0) as usize, u32_at(l, 2, 1) as usize);
+    let src = f32s(&l.buffers[0].bytes);
+    let mut dst = vec![0f32; w * h];
+    best_of_3(|| {
+        for y in 0..h {
+            for x in 0..w {
+                dst[x * h + y] = src[y * w + x];
+            }
+        }
+        black_box(&mut dst);
+    })
+}
+
+/// Peak resident memory since the last [`reset_peak`], in bytes (`None` where `/proc`
+/// does not say).
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Resets the peak resident memory to the current (Linux: `5` to `clear_refs`); whether
+/// it could.
+fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+fn mb(bytes: u64) -> String {
+    format!("{:.0}", bytes as f64 / (1 << 20) as f64)
 }
 
 fn main() {
-    measure("alu_loop", ALU_LOOP, 64 * 1024, vec![buffer(0, 64 * 1024)]);
-    let n = 4 << 20;
-    measure("stream", STREAM, n as u32, vec![buffer(0, n), buffer(1, n)]);
-    let n = 1 << 20;
-    measure(
-        "tg_reduce",
-        TG_REDUCE,
-        n as u32,
-        vec![buffer(0, n), buffer(1, n / 256)],
+    let only = std::env::var("METALSIM_BENCH").unwrap_or_default();
+    let timing_only = std::env::var("METALSIM_BENCH_TIMING").unwrap_or_default();
+    let quick = std::env::var("METALSIM_BENCH_QUICK").is_ok_and(|v| v != "0");
+    let repeat: usize = std::env::var("METALSIM_BENCH_REPEAT")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    let gpu = metalsim_models::builtin("m1").expect("m1 is built in");
+    let mut peak_note = "";
+    println!(
+        "| kernel | timing | SIMD-group instructions | wall s | M instr/s | native s | slowdown vs native | peak RSS MB | buffers MB |"
     );
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    for c in cases(quick) {
+        if !c.name.contains(&only) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&c.kernel)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.kernel.display()));
+        let (module, diags, sources) =
+            metalsim_frontend::compile_str(&c.kernel.display().to_string(), &text);
+        let module = module
+            .unwrap_or_else(|| panic!("{}", metalsim_frontend::render(&diags, &sources, false)));
+        let spec = LaunchSpec::from_str(&c.spec, &root(), c.name).unwrap();
+        let function = module.function(&spec.kernel).expect("the spec's kernel");
+        let launch = spec.resolve(function, 16 << 30).unwrap();
+        let buffer_bytes: u64 = launch.buffers.iter().map(|b| b.bytes.len() as u64).sum();
+        let native = (c.native)(&launch);
+        for (mode, timing) in [("full", true), ("off", false)] {
+            if !timing_only.is_empty() && timing_only != mode {
+                continue;
+            }
+            let opts = RunOptions {
+                timing,
+                ..RunOptions::default()
+            };
+            if !reset_peak() {
+                peak_note =
+                    "\n(peak RSS could not be reset between runs: it is the process's peak so far)";
+            }
+            let mut secs = f64::INFINITY;
+            let mut out = None;
+            for _ in 0..repeat {
+                let start = Instant::now();
+                let o = run(&module, &spec.kernel, &launch, &gpu, &opts).unwrap();
+                secs = secs.min(start.elapsed().as_secs_f64());
+                out = Some(o);
+            }
+            let out = out.expect("ran at least once");
+            assert!(out.fault.is_none(), "{}: {:?}", c.name, out.fault);
+            let n = out.stats.simd_instructions;
+            println!(
+                "| {} | {mode} | {n} | {secs:.2} | {:.2} | {native:.4} | {:.0}x | {} | {} |",
+                c.name,
+                n as f64 / secs / 1e6,
+                secs / native.max(1e-9),
+                peak_rss().map_or("?".into(), mb),
+                mb(buffer_bytes),
+            );
+        }
+    }
+    print!("{peak_note}");
+    println!();
 }

@@ -1,7 +1,8 @@
 //! metalsim's simulator: runs one dispatch of a kernel of the ISA on a modeled Apple GPU,
 //! producing the kernel's outputs, counters and a cycle-approximate time.
 //!
-//! [`run()`] is the whole API: a [`Module`](metalsim_isa::Module), a kernel name, a
+//! [`run()`] is the whole API (with [`run_with_progress`] for a caller that shows a
+//! progress bar): a [`Module`](metalsim_isa::Module), a kernel name, a
 //! [`Launch`](metalsim_launch::Launch) and a [`Gpu`](metalsim_models::Gpu) in; a
 //! [`RunOutcome`] (final buffers, [`Stats`], the first [`KernelFault`] if any) out, or a
 //! [`SimError`] for input that cannot run.
@@ -27,9 +28,9 @@
 //!   barriers (released when every live SIMD-group of the threadgroup has arrived), the
 //!   instruction budget and the counters.
 //! - **Timing** (`timing`): a scheduler drives the machine. [`RunOptions::timing`] off:
-//!   threadgroups in order, SIMD-groups round robin, no cycles. On: the v1 model with cores,
-//!   schedulers, a per-SIMD-group scoreboard, and an L1 / L2 / SLC / DRAM hierarchy, all
-//!   parameters from the `Gpu` model. Timing never computes values; the functional engine
+//!   threadgroups in order, SIMD-groups round robin, no cycles. On: the model with
+//!   residency limits, schedulers, a per-SIMD-group scoreboard, coalescing, threadgroup
+//!   banks and an L1 / L2 / SLC / DRAM hierarchy, all parameters from the `Gpu` model. Timing never computes values; the functional engine
 //!   never counts cycles.
 //!
 //! # Guarantees
@@ -66,13 +67,12 @@
 //! misaligned accesses and the instruction budget are faults that stop it (and are
 //! findings too).
 //!
-//! # Limitations (v1)
+//! # Limitations
 //!
 //! - Without timing, threadgroups run one after another and a SIMD-group runs until it
 //!   waits or finishes: a kernel that spins on a flag another SIMD-group or threadgroup
 //!   sets runs out of instruction budget (with timing it makes progress).
-//! - Registers do not limit occupancy; threadgroup-memory bank conflicts, per-address
-//!   atomic serialization and L1 coherence are not modeled.
+//! - L1 coherence between cores is not modeled; threadgroups run on one worker thread.
 //! - [`FaultKind::BarrierDeadlock`] is never reported: a barrier is released once every
 //!   live SIMD-group has arrived (a [`FaultKind::DivergentBarrier`] finding says when
 //!   that was not the whole threadgroup).
@@ -91,6 +91,7 @@ mod matrix;
 mod memory;
 mod outcome;
 mod program;
+mod progress;
 mod regalloc;
 mod regs;
 mod run;
@@ -104,4 +105,5 @@ pub use outcome::{
     DEFAULT_INSTRUCTION_BUDGET, LevelCounters, Limiter, Occupancy, RunOptions, RunOutcome, Stats,
     TimingSummary,
 };
-pub use run::run;
+pub use progress::Progress;
+pub use run::{run, run_with_progress};

@@ -10,6 +10,7 @@ use crate::exec::{self, Access, Context, Effect, Executed};
 use crate::fault::{FaultKind, Finding, KernelFault, Trap};
 use crate::memory::{AccessKind, Memory, Spaces};
 use crate::program::{Kind, Program};
+use crate::progress::Progress;
 use crate::regs::Registers;
 use crate::sanitize::{Cell, Pending, Sanitizer, TgShadow, cells_for};
 use crate::simt::Reconvergence;
@@ -170,6 +171,8 @@ pub(crate) struct Machine<'a> {
     next_stamp: u32,
     /// Findings located so far, with their instruction.
     findings: Vec<(Finding, u32)>,
+    /// Where finished threadgroups are counted for a watcher.
+    progress: Option<&'a Progress>,
 }
 
 impl<'a> Machine<'a> {
@@ -198,7 +201,14 @@ impl<'a> Machine<'a> {
             sanitizer: Sanitizer::default(),
             next_stamp: 1,
             findings: Vec::new(),
+            progress: None,
         }
+    }
+
+    /// Counts finished threadgroups in `progress` (its total set to the dispatch's).
+    pub fn watch(&mut self, progress: &'a Progress) {
+        progress.start(self.geometry.count());
+        self.progress = Some(progress);
     }
 
     /// The program being run.
@@ -300,6 +310,9 @@ impl<'a> Machine<'a> {
             self.spare_blocks.push(tg.block);
             self.spare_shadows.push(tg.shadow);
             self.free_slots.push(id);
+            if let Some(p) = self.progress {
+                p.finished_one();
+            }
         }
     }
 

@@ -13,6 +13,7 @@ use crate::math::Precision;
 use crate::memory::Memory;
 use crate::outcome::{DEFAULT_INSTRUCTION_BUDGET, RunOptions, RunOutcome, Stats};
 use crate::program;
+use crate::progress::Progress;
 use crate::timing::{Model, Timing, Untimed};
 
 /// Runs kernel `kernel` of `module` once, as `launch` describes, on `gpu`.
@@ -27,6 +28,19 @@ pub fn run(
     launch: &Launch,
     gpu: &Gpu,
     options: &RunOptions,
+) -> Result<RunOutcome, SimError> {
+    run_with_progress(module, kernel, launch, gpu, options, None)
+}
+
+/// [`run()`], counting finished threadgroups in `progress` (when given) as it goes, so
+/// another thread can show how far it has come. The outcome is the same as `run`'s.
+pub fn run_with_progress(
+    module: &Module,
+    kernel: &str,
+    launch: &Launch,
+    gpu: &Gpu,
+    options: &RunOptions,
+    progress: Option<&Progress>,
 ) -> Result<RunOutcome, SimError> {
     let f = module
         .function(kernel)
@@ -66,6 +80,9 @@ pub fn run(
         .max_instructions
         .unwrap_or(DEFAULT_INSTRUCTION_BUDGET);
     let mut machine = Machine::new(&program, module, memory, geometry, budget);
+    if let Some(p) = progress {
+        machine.watch(p);
+    }
     let report = if options.timing {
         Model::new(gpu).run(&mut machine)
     } else {

@@ -271,11 +271,7 @@ impl Sanitizer {
         mask: LaneMask,
     ) -> Option<usize> {
         let first = addrs[mask.trailing_zeros() as usize];
-        let mut differ = 0;
-        for (lane, &a) in addrs.iter().enumerate() {
-            differ |= if mask >> lane & 1 != 0 { a ^ first } else { 0 };
-        }
-        if differ >> OFFSET_BITS != 0 {
+        if active_bits_differ(addrs, mask, first) >> OFFSET_BITS != 0 {
             return None;
         }
         let r = regions.0.get((first >> OFFSET_BITS) as usize)?;
@@ -361,24 +357,20 @@ impl Sanitizer {
             return;
         };
         let n = bytes as usize;
-        let mut differ = 0;
-        for (lane, &a) in addrs.iter().enumerate() {
-            differ |= if mask >> lane & 1 != 0 { a ^ first } else { 0 };
-        }
-        if differ >> OFFSET_BITS == 0 && n <= 4 {
+        if active_bits_differ(addrs, mask, first) >> OFFSET_BITS == 0 && n <= 4 {
             // Fast path: one region, and each lane's bytes within one word (accesses are
             // aligned to their size).
             let low = ((1u32 << n) - 1) as u8;
             let cells = &mut *shadow.cells;
             (race, uninit) = match access {
-                Touch::Read => fast_lanes(cells, base0, addrs, mask, low, |c, b| {
+                Touch::Read => fast_lanes(cells, base0, addrs, mask, low, true, |c, b| {
                     touch_read(c, b, interval, instance, me, pc)
                 }),
-                Touch::Write => fast_lanes(cells, base0, addrs, mask, low, |c, b| {
+                Touch::Write => fast_lanes(cells, base0, addrs, mask, low, false, |c, b| {
                     touch_write(c, b, interval, instance, me, pc)
                 }),
                 Touch::Atomic { reads, writes } => {
-                    fast_lanes(cells, base0, addrs, mask, low, |c, b| {
+                    fast_lanes(cells, base0, addrs, mask, low, true, |c, b| {
                         touch_atomic(c, b, interval, instance, reads, writes)
                     })
                 }
@@ -505,7 +497,11 @@ type FirstFound = (Option<(u32, u64, u8, u32, bool)>, Option<(u32, u64)>);
 
 /// Applies `touch` to the cell of each active lane's access of at most 4 bytes in one
 /// region whose block starts at `base` (`low` is the mask of the access's bytes at
-/// offset 0 of a word).
+/// offset 0 of a word). With `repeat_idempotent` (reads and atomics: touching a cell
+/// again for the same SIMD-group changes nothing and finds nothing new, whatever other
+/// lanes did in between), a lane with the same address as an earlier active lane (the
+/// previous one, or the one 16 lanes below: the other row of a 16-wide threadgroup) is
+/// skipped, which makes broadcast and row-repeated reads cheap.
 #[inline(always)]
 fn fast_lanes(
     cells: &mut [Cell],
@@ -513,13 +509,23 @@ fn fast_lanes(
     addrs: &[u64; 32],
     mask: LaneMask,
     low: u8,
+    repeat_idempotent: bool,
     mut touch: impl FnMut(&mut Cell, u8) -> Found,
 ) -> FirstFound {
     let (mut race, mut uninit) = (None, None);
+    // No lane's address is `u64::MAX` (it is outside every region).
+    let mut previous = u64::MAX;
     for (lane, &addr) in addrs.iter().enumerate() {
         if mask >> lane & 1 == 0 {
             continue;
         }
+        if repeat_idempotent
+            && (addr == previous
+                || (lane >= 16 && mask >> (lane - 16) & 1 != 0 && addrs[lane - 16] == addr))
+        {
+            continue;
+        }
+        previous = addr;
         let at = base + offset_of(addr) as usize;
         let Some(c) = cells.get_mut(at / 4) else {
             continue;
@@ -535,6 +541,21 @@ fn fast_lanes(
         }
     }
     (race, uninit)
+}
+
+/// The bits in which some active lane's address differs from `first`. Branch-free; with
+/// all 32 lanes active (the common case) the loop vectorizes.
+#[inline(always)]
+fn active_bits_differ(addrs: &[u64; 32], mask: LaneMask, first: u64) -> u64 {
+    if mask == LaneMask::MAX {
+        return addrs.iter().fold(0, |d, &a| d | (a ^ first));
+    }
+    let mut differ = 0u64;
+    for (lane, &a) in addrs.iter().enumerate() {
+        let keep = 0u64.wrapping_sub((mask >> lane & 1) as u64);
+        differ |= (a ^ first) & keep;
+    }
+    differ
 }
 
 /// Forgets a cell's accesses from an earlier interval.

@@ -1,17 +1,21 @@
 //! `metalsim run`: compile, resolve the launch spec, simulate, report, write outputs.
 
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
 use metalsim_launch::LaunchSpec;
-use metalsim_sim::{RunOptions, RunOutcome, Severity};
+use metalsim_sim::{Progress, RunOptions, RunOutcome, Severity};
 use metalsim_traces::{
     CacheReport, FaultReport, FindingReport, LevelReport, MemorySummary, OccupancyReport, Report,
 };
 
 use super::{CompileArgs, Failure, load_module_specialized, specialization};
+
+mod mlx;
 
 /// How much of the timing model runs.
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -64,6 +68,10 @@ pub struct RunArgs {
     /// Print the report as JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// With an MLX-form spec (`[mlx]`), print the generated kernel source to stderr, as
+    /// MLX's `verbose=True` does.
+    #[arg(long)]
+    pub verbose: bool,
     /// Compiler options.
     #[command(flatten)]
     pub compile: CompileArgs,
@@ -82,6 +90,84 @@ pub(crate) fn memory_limit() -> u64 {
     available.unwrap_or(8 << 30) * 2 / 5
 }
 
+/// Runs the simulation on a worker thread while this one shows a progress bar
+/// (threadgroups done of all, with an ETA) on standard error, once the run has taken a
+/// second and only when standard error is a terminal.
+fn run_showing_progress(
+    module: &metalsim_isa::Module,
+    kernel: &str,
+    launch: &metalsim_launch::Launch,
+    gpu: &metalsim_models::Gpu,
+    options: &RunOptions,
+) -> Result<RunOutcome, metalsim_sim::SimError> {
+    if !std::io::stderr().is_terminal() {
+        return metalsim_sim::run(module, kernel, launch, gpu, options);
+    }
+    let progress = Progress::new();
+    std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("simulator".into())
+            // The main thread's usual stack, as the simulator would have had there.
+            .stack_size(8 << 20)
+            .spawn_scoped(scope, || {
+                metalsim_sim::run_with_progress(
+                    module,
+                    kernel,
+                    launch,
+                    gpu,
+                    options,
+                    Some(&progress),
+                )
+            });
+        // Without a second thread, run here, without the bar.
+        let Ok(worker) = spawned else {
+            return metalsim_sim::run(module, kernel, launch, gpu, options);
+        };
+        let started = Instant::now();
+        let mut bar: Option<ProgressBar> = None;
+        while !worker.is_finished() {
+            std::thread::sleep(Duration::from_millis(50));
+            if bar.is_none() && started.elapsed() >= Duration::from_secs(1) {
+                let b = ProgressBar::new(progress.total()).with_elapsed(started.elapsed());
+                b.set_style(
+                    ProgressStyle::with_template(
+                        "{elapsed_precise} [{bar:40}] {pos}/{len} threadgroups, {msg}",
+                    )
+                    .expect("the template is valid")
+                    .progress_chars("=> "),
+                );
+                bar = Some(b);
+            }
+            if let Some(b) = &bar {
+                let (done, total) = (progress.done(), progress.total());
+                b.set_length(total);
+                b.set_position(done);
+                b.set_message(eta(started.elapsed(), done, total));
+            }
+        }
+        if let Some(b) = bar {
+            b.finish_and_clear();
+        }
+        match worker.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+/// The estimated time left when `done` of `total` threadgroups took `elapsed`, assuming
+/// the rest go at the same pace.
+fn eta(elapsed: Duration, done: u64, total: u64) -> String {
+    if done == 0 || done >= total {
+        return "ETA unknown".to_string();
+    }
+    let left = elapsed.as_secs_f64() * (total - done) as f64 / done as f64;
+    format!(
+        "ETA {}",
+        indicatif::HumanDuration(Duration::from_secs_f64(left))
+    )
+}
+
 /// Runs `metalsim run`.
 pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let mut gpu = metalsim_models::load(&args.model)?;
@@ -91,8 +177,16 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             Scheduler::LooseRoundRobin => metalsim_models::SchedulerPolicy::LooseRoundRobin,
         };
     }
-    let spec = LaunchSpec::from_file(&args.spec)?;
-    let (module, _) = load_module_specialized(&args.kernel, &args.compile, specialization(&spec))?;
+    let mlx_spec = mlx::read_if_mlx(&args.spec)?;
+    let (module, spec) = match &mlx_spec {
+        Some(m) => mlx::compile(m, args)?,
+        None => {
+            let spec = LaunchSpec::from_file(&args.spec)?;
+            let (module, _) =
+                load_module_specialized(&args.kernel, &args.compile, specialization(&spec))?;
+            (module, spec)
+        }
+    };
     let kernel_name = spec.kernel.clone();
     let Some(function) = module.function(&kernel_name) else {
         let names: Vec<&str> = module.functions.iter().map(|f| f.name.as_str()).collect();
@@ -114,7 +208,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         precise_math: args.precise,
     };
     let started = Instant::now();
-    let outcome = metalsim_sim::run(&module, &kernel_name, &launch, &gpu, &options)?;
+    let outcome = run_showing_progress(&module, &kernel_name, &launch, &gpu, &options)?;
     let wall = started.elapsed();
     let report = make_report(&outcome, &launch, &gpu, &kernel_name, args.timing);
     if args.json {
@@ -135,7 +229,10 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         std::fs::write(&report_path, report.to_json() + "\n").map_err(|e| {
             Failure::BadInput(format!("cannot write {}: {e}", report_path.display()))
         })?;
-        let written = metalsim_launch::write_outputs(&launch, &outcome.buffers, dir)?;
+        let written = match &mlx_spec {
+            Some(m) => m.write_outputs(&launch, &outcome.buffers, dir)?,
+            None => metalsim_launch::write_outputs(&launch, &outcome.buffers, dir)?,
+        };
         eprintln!("wrote {}", report_path.display());
         for p in written {
             eprintln!("wrote {}", p.display());
@@ -283,5 +380,17 @@ fn split_location(loc: &str) -> (String, u32, u32) {
     match (parts.next(), line, col) {
         (Some(file), Some(line), Some(col)) => (file.to_string(), line, col),
         _ => (loc.to_string(), 0, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eta_scales_the_elapsed_time_by_the_work_left() {
+        assert_eq!(eta(Duration::from_secs(10), 1, 4), "ETA 30 seconds");
+        assert_eq!(eta(Duration::from_secs(10), 0, 4), "ETA unknown");
+        assert_eq!(eta(Duration::from_secs(10), 4, 4), "ETA unknown");
     }
 }

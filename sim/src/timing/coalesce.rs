@@ -56,7 +56,14 @@ pub(crate) fn addresses(a: &Access, out: &mut Vec<u64>) {
 pub(crate) fn wavefronts(a: &Access, banks: u32, bank_bytes: u32, scratch: &mut Vec<u64>) -> u32 {
     let bank_mask = (banks.clamp(1, 64) - 1) as u64;
     let shift = bank_bytes.max(1).trailing_zeros();
-    // Fast path: each bank sees one word (the common conflict-free or broadcast case).
+    if a.second.is_none()
+        && (within_one_bank_window(a, bank_mask, shift)
+            || single_word_no_conflict(a, bank_mask, shift))
+    {
+        return 1;
+    }
+    // Each bank sees one word (the common conflict-free or broadcast case), also for
+    // pieces of several words.
     let mut used = 0u64;
     let mut word_of_bank = [0u64; 64];
     let mut conflict = false;
@@ -89,6 +96,63 @@ pub(crate) fn wavefronts(a: &Access, banks: u32, bank_bytes: u32, scratch: &mut 
         per_bank[(w & bank_mask) as usize] += 1;
     }
     per_bank.iter().copied().max().unwrap_or(1).max(1)
+}
+
+/// Whether every active lane's piece lies in one bank word and all those words lie in
+/// one aligned window of as many words as there are banks, so distinct words fall in
+/// distinct banks (one wavefront). A branch-free pass over the 32 lanes (vectorized when
+/// all are active); it covers broadcasts and aligned unit-stride rows. False means "look
+/// closer", not "conflict".
+#[inline]
+fn within_one_bank_window(a: &Access, bank_mask: u64, shift: u32) -> bool {
+    if a.mask == 0 {
+        return true;
+    }
+    let last_byte = a.bytes.max(1) as u64 - 1;
+    let first = a.addrs[a.mask.trailing_zeros() as usize];
+    let (mut differ, mut split) = (0u64, 0u64);
+    if a.mask == LaneMask::MAX {
+        for &addr in &a.addrs {
+            differ |= addr ^ first;
+            split |= addr ^ addr.wrapping_add(last_byte);
+        }
+    } else {
+        for (l, &addr) in a.addrs.iter().enumerate() {
+            let keep = 0u64.wrapping_sub((a.mask >> l & 1) as u64);
+            differ |= (addr ^ first) & keep;
+            split |= (addr ^ addr.wrapping_add(last_byte)) & keep;
+        }
+    }
+    let window = shift + (bank_mask + 1).trailing_zeros();
+    split >> shift == 0 && differ >> window == 0
+}
+
+/// Whether every active lane's piece lies in one bank word and each bank sees one word:
+/// the common case of [`wavefronts`] (one wavefront), checked without the general path's
+/// per-piece range loop. False means "use the general path", not "conflict".
+#[inline]
+fn single_word_no_conflict(a: &Access, bank_mask: u64, shift: u32) -> bool {
+    let bytes = a.bytes.max(1) as u64;
+    let mut used = 0u64;
+    let mut word_of_bank = [0u64; 64];
+    let mut mask: LaneMask = a.mask;
+    while mask != 0 {
+        let l = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        let addr = a.addrs[l];
+        let w = addr >> shift;
+        if (addr + bytes - 1) >> shift != w {
+            return false;
+        }
+        let b = (w & bank_mask) as usize;
+        if used >> b & 1 == 0 {
+            used |= 1 << b;
+            word_of_bank[b] = w;
+        } else if word_of_bank[b] != w {
+            return false;
+        }
+    }
+    true
 }
 
 /// The largest number of active lanes that name one address (atomics on one address
@@ -160,6 +224,16 @@ mod tests {
         }
         // An odd stride spreads over every bank.
         assert_eq!(waves(&access(4, |l| 4 * 3 * l)), 1);
+    }
+
+    #[test]
+    fn two_words_of_one_bank_conflict_and_of_two_banks_do_not() {
+        // Half the lanes at word 0, half at word 32: both in bank 0.
+        assert_eq!(waves(&access(4, |l| if l < 16 { 0 } else { 128 })), 2);
+        // Words 0 and 16 (the rows of a 16-wide tile): banks 0 and 16.
+        assert_eq!(waves(&access(4, |l| if l < 16 { 0 } else { 64 })), 1);
+        // Words 0 and 33, 33 words apart but in different banks.
+        assert_eq!(waves(&access(4, |l| if l < 16 { 0 } else { 132 })), 1);
     }
 
     #[test]
