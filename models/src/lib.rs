@@ -152,6 +152,21 @@ pub struct Memory {
     pub threadgroup_banks: u32,
     /// Bytes per threadgroup-memory bank word.
     pub threadgroup_bank_bytes: u32,
+    /// Threadgroup-memory ports per core, each serving one wavefront every
+    /// `issue.threadgroup_memory` cycles; one when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threadgroup_ports: Option<u32>,
+    /// Whether the lines still dirty when a dispatch ends count as its DRAM traffic (and
+    /// the dispatch lasts at least as long as DRAM takes to move all of its traffic);
+    /// true when absent. False for a GPU whose counters see only what was written back
+    /// during the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_back_at_end: Option<bool>,
+    /// Cycles one device-atomic request (the lanes of one SIMD-group instruction that name
+    /// one line) holds its line at L2: atomics on one line run one request after another.
+    /// Absent: atomics serialise per address only (`issue.atomic` per operation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic_line_cycles: Option<u32>,
     /// Per-core L1 data cache.
     pub l1: CacheLevel,
     /// GPU L2, shared by all cores.
@@ -215,6 +230,10 @@ pub struct Gpu {
     pub max_threads_per_threadgroup: u32,
     /// Resident threadgroups per core at most.
     pub max_threadgroups_per_core: u32,
+    /// Cycles a core takes to launch one threadgroup: its threadgroups start at least this
+    /// far apart. Absent: threadgroups start as soon as they fit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threadgroup_launch_cycles: Option<u32>,
     /// Register file per core in bytes.
     pub register_file_bytes: u32,
     /// Threadgroup memory per core in bytes.
@@ -259,6 +278,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("a15", include_str!("../chips/a15.toml")),
     ("a16", include_str!("../chips/a16.toml")),
     ("a17-pro", include_str!("../chips/a17-pro.toml")),
+    ("h100", include_str!("../chips/h100.toml")),
 ];
 
 /// Names of the built-in models.
@@ -397,6 +417,9 @@ impl Gpu {
                 "must be a power of two of at most 64",
             ));
         }
+        if m.threadgroup_ports == Some(0) {
+            return Err(invalid("memory.threadgroup_ports", "must be positive"));
+        }
         if !m.threadgroup_bank_bytes.is_power_of_two() {
             return Err(invalid(
                 "memory.threadgroup_bank_bytes",
@@ -443,6 +466,12 @@ impl Gpu {
             }
         }
         Ok(())
+    }
+
+    /// Cycles a core's threadgroup memory takes per wavefront, all its ports together.
+    pub fn threadgroup_wavefront_cycles(&self) -> f64 {
+        self.issue.threadgroup_memory.max(1) as f64
+            / self.memory.threadgroup_ports.unwrap_or(1).max(1) as f64
     }
 
     /// DRAM bandwidth a streaming kernel reaches, in bytes per GPU cycle for the whole chip.

@@ -87,6 +87,15 @@ impl Cache {
         }
     }
 
+    /// Cleans every dirty line, appending its line number to `out` (in slot order, so
+    /// runs are deterministic).
+    pub fn take_dirty(&mut self, out: &mut Vec<u64>) {
+        for w in self.slots.iter_mut().filter(|w| w.tag != 0 && w.dirty) {
+            w.dirty = false;
+            out.push(w.tag - 1);
+        }
+    }
+
     /// Inserts an absent line whose data arrives at `ready`, replacing the least recently
     /// used of its set.
     pub fn insert(&mut self, line: u64, dirty: bool, ready: u64) -> Option<Evicted> {
@@ -141,6 +150,23 @@ mod tests {
             })
         );
         assert!(c.lookup(l[0]).is_some() && c.lookup(l[2]).is_some() && c.lookup(l[1]).is_none());
+    }
+
+    #[test]
+    fn taking_dirty_lines_cleans_them() {
+        let mut c = Cache::new(64 * 4 * 128, 4, 128);
+        c.insert(1, true, 0);
+        c.insert(2, false, 0);
+        c.insert(3, false, 0);
+        assert!(c.mark_dirty(3));
+        let mut out = Vec::new();
+        c.take_dirty(&mut out);
+        out.sort_unstable();
+        assert_eq!(out, [1, 3]);
+        out.clear();
+        c.take_dirty(&mut out);
+        assert!(out.is_empty());
+        assert!(c.lookup(1).is_some(), "cleaned lines stay cached");
     }
 
     #[test]

@@ -188,8 +188,16 @@ impl Core {
 
     /// Makes a started threadgroup resident. Its SIMD-groups (with the pipeline of their
     /// first instruction) are younger than every resident one, so they go to the end of
-    /// their schedulers' lists; they can issue from `now`.
-    pub fn admit(&mut self, group: GroupId, cost: Cost, warps: Vec<(Warp, u8, bool)>, now: u64) {
+    /// their schedulers' lists; they hold their resources from `now` and can issue from
+    /// `ready` (later than `now` while the core's threadgroup launcher is busy).
+    pub fn admit(
+        &mut self,
+        group: GroupId,
+        cost: Cost,
+        warps: Vec<(Warp, u8, bool)>,
+        now: u64,
+        ready: u64,
+    ) {
         self.account(now);
         let mut slots = Vec::with_capacity(warps.len());
         let n = self.schedulers.len();
@@ -203,7 +211,7 @@ impl Core {
             };
             self.warps[slot] = Some(w);
             self.schedulers[slot % n].order.push(Candidate {
-                ready_at: now,
+                ready_at: ready,
                 slot: slot as u32,
                 pipe,
                 dual,

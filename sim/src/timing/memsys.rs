@@ -63,6 +63,12 @@ pub(crate) struct MemorySystem {
     dram_latency: u64,
     /// `(address, cycle it is free)` per slot, for atomics on one address.
     atomic_busy: Vec<(u64, u64)>,
+    /// `(line, cycle it is free)` per slot, when the model serialises atomics per line.
+    atomic_line_busy: Vec<(u64, u64)>,
+    /// Cycles one atomic request holds its line (`memory.atomic_line_cycles`); 0: none.
+    atomic_line_cycles: u64,
+    /// Whether [`flush`](Self::flush) writes the dirty lines back.
+    write_back_at_end: bool,
     /// What was counted.
     pub counters: Counters,
 }
@@ -70,7 +76,7 @@ pub(crate) struct MemorySystem {
 impl MemorySystem {
     /// The hierarchy of a GPU model, empty; `wavefront` is the cycles the threadgroup port
     /// is busy per wavefront.
-    pub fn new(gpu: &Gpu, wavefront: u64) -> MemorySystem {
+    pub fn new(gpu: &Gpu, wavefront: f64) -> MemorySystem {
         let m = &gpu.memory;
         let line = m.line_bytes as u64;
         let cores = gpu.cores.max(1) as usize;
@@ -86,9 +92,7 @@ impl MemorySystem {
             l2_link: (0..cores)
                 .map(|_| Queue::new(line, m.l2.bytes_per_cycle))
                 .collect(),
-            threadgroup_port: (0..cores)
-                .map(|_| Queue::with_cost(wavefront as f64))
-                .collect(),
+            threadgroup_port: (0..cores).map(|_| Queue::with_cost(wavefront)).collect(),
             l2: Cache::new(m.l2.size_bytes, m.l2.ways, line),
             slc: Cache::new(m.slc.size_bytes, m.slc.ways, line),
             slc_port: Queue::new(line, m.slc.bytes_per_cycle),
@@ -98,6 +102,12 @@ impl MemorySystem {
             slc_latency: m.slc.latency as u64,
             dram_latency: m.dram.latency as u64,
             atomic_busy: vec![(u64::MAX, 0); ATOMIC_SLOTS],
+            atomic_line_busy: match m.atomic_line_cycles {
+                Some(_) => vec![(u64::MAX, 0); ATOMIC_SLOTS],
+                None => Vec::new(),
+            },
+            atomic_line_cycles: m.atomic_line_cycles.unwrap_or(0) as u64,
+            write_back_at_end: m.write_back_at_end.unwrap_or(true),
             counters: Counters::default(),
         }
     }
@@ -159,8 +169,10 @@ impl MemorySystem {
 
     /// Device atomics by `core` issued at `now` on `lines`, whose lanes name
     /// `addresses` (distinct, each with its lane count): each line is brought to L2, and
-    /// the operations on one address run one after another, `busy` cycles each. The cycle
-    /// the last old value is back, `latency` after its operation.
+    /// the operations on one address run one after another, `busy` cycles each; where the
+    /// model sets `memory.atomic_line_cycles`, the requests on one line also run one after
+    /// another, that many cycles each. The cycle the last old value is back, `latency`
+    /// after its operation.
     pub fn atomic(
         &mut self,
         core: usize,
@@ -184,6 +196,15 @@ impl MemorySystem {
             let end = at_l2.max(free) + busy * n as u64;
             *slot = (addr, end);
             done = done.max(end);
+        }
+        if self.atomic_line_cycles > 0 {
+            for &line in lines {
+                let slot = &mut self.atomic_line_busy[line as usize % ATOMIC_SLOTS];
+                let free = if slot.0 == line { slot.1 } else { 0 };
+                let end = at_l2.max(free) + self.atomic_line_cycles;
+                *slot = (line, end);
+                done = done.max(end);
+            }
         }
         done + latency
     }
@@ -223,6 +244,35 @@ impl MemorySystem {
         ready
     }
 
+    /// Writes every dirty line back at the end of a dispatch that started at cycle 0 and
+    /// whose last SIMD-group finished at `now`: each counts as DRAM traffic. Nobody has
+    /// measured what Apple GPUs flush when a dispatch completes (the SLC is memory-side,
+    /// so its write-backs can trail the dispatch), so the write-backs add no latency;
+    /// but the dispatch cannot have moved its bytes faster than DRAM's bandwidth. The
+    /// cycle the dispatch is done. Without `memory.write_back_at_end`, `now`: the lines
+    /// stay dirty and uncounted.
+    pub fn flush(&mut self, now: u64) -> u64 {
+        if !self.write_back_at_end {
+            return now;
+        }
+        let mut lines = Vec::new();
+        self.l2.take_dirty(&mut lines);
+        // The L2's dirty lines go to DRAM through the SLC: a line the SLC holds is written
+        // back once, as the SLC's.
+        let mut to_dram = 0u64;
+        for &line in &lines {
+            if !self.slc.mark_dirty(line) {
+                to_dram += 1;
+            }
+        }
+        lines.clear();
+        self.slc.take_dirty(&mut lines);
+        to_dram += lines.len() as u64;
+        self.counters.dram_bytes += to_dram * self.line_bytes;
+        self.dram.busy += to_dram as f64 * self.dram.cost();
+        now.max(self.dram.busy.ceil() as u64)
+    }
+
     fn evict_l2(&mut self, ev: Option<Evicted>, now: u64) {
         if let Some(Evicted { line, dirty: true }) = ev {
             let w = wait(&mut self.slc_port, now);
@@ -247,7 +297,7 @@ mod tests {
 
     fn m1() -> (Gpu, MemorySystem) {
         let gpu = metalsim_models::builtin("m1").unwrap();
-        let m = MemorySystem::new(&gpu, 1);
+        let m = MemorySystem::new(&gpu, 1.0);
         (gpu, m)
     }
 
@@ -297,6 +347,63 @@ mod tests {
         let (_, mut m3) = m1();
         let addrs: Vec<(u64, u32)> = (0..32).map(|i| (4 * i, 1)).collect();
         assert_eq!(m3.atomic(0, 0, &[0], &addrs, 8, 100), one);
+    }
+
+    #[test]
+    fn a_model_can_serialise_atomics_per_line() {
+        let mut gpu = metalsim_models::builtin("m1").unwrap();
+        gpu.memory.atomic_line_cycles = Some(16);
+        let addrs: Vec<(u64, u32)> = (0..32).map(|i| (4 * i, 1)).collect();
+        let (_, mut apple) = m1();
+        let mut m = MemorySystem::new(&gpu, 1.0);
+        // One request: the line's cost is added once, not per lane.
+        let one = m.atomic(0, 0, &[0], &addrs, 8, 100);
+        let base = apple.atomic(0, 0, &[0], &addrs, 8, 100);
+        assert_eq!(one, base - 8 + 16);
+        // A second request to the same line waits for the first; one to another line
+        // (same address slot pattern, same queues) does not.
+        let same = m.atomic(0, 0, &[0], &[(4, 1)], 8, 100);
+        assert!(same >= one + 16, "{one} {same}");
+        let mut m = MemorySystem::new(&gpu, 1.0);
+        m.atomic(0, 0, &[0], &addrs, 8, 100);
+        let other = m.atomic(0, 0, &[1], &[(128, 1)], 8, 100);
+        assert!(other < same, "{other} {same}");
+    }
+
+    #[test]
+    fn a_flush_writes_every_dirty_line_to_dram_once() {
+        let (gpu, mut m) = m1();
+        // Four lines written, then one read: 4 written back, 1 read.
+        m.store(0, 0, &[10, 11, 12, 13]);
+        m.load(0, 0, &[20]);
+        assert_eq!(m.counters.dram_bytes, 128);
+        let per_line = 128.0 / gpu.dram_bytes_per_cycle();
+        // Right after the start: the five lines' DRAM time bounds the dispatch.
+        let done = m.flush(1);
+        assert_eq!(m.counters.dram_bytes, 5 * 128);
+        assert!(done as f64 >= 5.0 * per_line, "{done}");
+        // Nothing is dirty any more.
+        assert_eq!(m.flush(done), done);
+        assert_eq!(m.counters.dram_bytes, 5 * 128);
+    }
+
+    #[test]
+    fn a_late_flush_adds_no_time() {
+        let (_, mut m) = m1();
+        m.store(0, 0, &[10, 11, 12, 13]);
+        // DRAM had time to take the write-backs in the background.
+        assert_eq!(m.flush(100_000), 100_000);
+        assert_eq!(m.counters.dram_bytes, 4 * 128);
+    }
+
+    #[test]
+    fn a_model_can_leave_the_dirty_lines_uncounted() {
+        let mut gpu = metalsim_models::builtin("m1").unwrap();
+        gpu.memory.write_back_at_end = Some(false);
+        let mut m = MemorySystem::new(&gpu, 1.0);
+        m.store(0, 0, &[10, 11, 12, 13]);
+        assert_eq!(m.flush(1), 1);
+        assert_eq!(m.counters.dram_bytes, 0);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //!   dispatch order. At the start each goes to the core with the fewest resident threads
 //!   that can take it (ties: the lowest core id); later, a core that retires a
 //!   threadgroup takes the next ones while they fit. Threads, registers, threadgroup
-//!   memory and threadgroups per core limit residency.
+//!   memory and threadgroups per core limit residency. Where the model sets
+//!   `threadgroup_launch_cycles`, a core starts its threadgroups that far apart.
 //! - **Schedulers** ([`core`](super::core)): each core has `schedulers_per_core`; each
 //!   issues at most one instruction per cycle (two on different dual-issue pipelines
 //!   where the model has them) from a SIMD-group whose operands are ready (the
@@ -15,11 +16,15 @@
 //!   block parameters are ready when their arguments are. A barrier holds a SIMD-group
 //!   until every live SIMD-group of its threadgroup has arrived, and releases them
 //!   `latency.barrier` later. Stores do not stall, but a SIMD-group finishes only once
-//!   its memory operations are done.
+//!   its memory operations are done. At the end every dirty cache line counts as DRAM
+//!   traffic, and the dispatch ends no earlier than its DRAM traffic takes at DRAM
+//!   bandwidth (unless the model sets `memory.write_back_at_end = false`).
 //! - **Memory** ([`memsys`](super::memsys), [`coalesce`](super::coalesce)): a device
 //!   access becomes one request per distinct cache line; a constant access one per
 //!   distinct address (broadcast); a threadgroup access one wavefront per bank conflict
-//!   degree on the core's threadgroup port; device atomics serialize per address at L2.
+//!   degree on the core's threadgroup port; device atomics serialize per address at L2,
+//!   and per line (one request per SIMD-group instruction and line) where the model
+//!   sets `memory.atomic_line_cycles`.
 //! - **Time** jumps from event to event: cores are processed in (cycle, core) order and
 //!   functional effects happen at issue in that order, so every run gives the same
 //!   result. A core with nothing to issue is not visited until it has.
@@ -75,6 +80,10 @@ struct Run<'p> {
     scratch: Vec<u64>,
     scratch2: Vec<u64>,
     addresses: Vec<(u64, u32)>,
+    /// Cycles a core takes to launch one threadgroup (`threadgroup_launch_cycles`).
+    launch_cycles: u64,
+    /// Per core, the cycle its threadgroup launcher is next free.
+    launch_free: Vec<u64>,
 }
 
 impl Timing for Model<'_> {
@@ -103,10 +112,16 @@ impl Timing for Model<'_> {
             scratch: Vec::with_capacity(256),
             scratch2: Vec::with_capacity(256),
             addresses: Vec::with_capacity(32),
+            launch_cycles: gpu.threadgroup_launch_cycles.unwrap_or(0) as u64,
+            launch_free: vec![0; gpu.cores.max(1) as usize],
         };
         let first = m.peek_next();
         run.fill(m);
         let fault = run.simulate(m).err().map(|f| *f);
+        if fault.is_none() {
+            // Writes still cached at the end are DRAM traffic too.
+            run.finish = run.finish.max(run.mem.flush(run.finish));
+        }
         let occupancy = first.map(|shape| run.occupancy(gpu, shape.threads));
         let c = run.mem.counters;
         TimingReport {
@@ -167,12 +182,15 @@ impl Run<'_> {
         let cost: GroupCost = self.residency.cost(shape.threads, self.tg_bytes);
         let n = m.group(id).simdgroups.len();
         let slots = self.program.slots;
+        // The core launches its threadgroups one after another.
+        let ready = now.max(self.launch_free[c]);
+        self.launch_free[c] = ready + self.launch_cycles;
         let mut warps = Vec::with_capacity(n);
         for sg in 0..n {
             let mut w = self.spare.pop().unwrap_or_default();
             w.group = id;
             w.sg = sg;
-            w.drain = now;
+            w.drain = ready;
             w.ready32.clear();
             w.ready32.resize(slots[0] as usize, 0);
             w.ready64.clear();
@@ -183,7 +201,7 @@ impl Run<'_> {
             });
             warps.push((w, pipe, dual));
         }
-        self.cores[c].admit(id, cost, warps, now);
+        self.cores[c].admit(id, cost, warps, now, ready);
         self.resident += 1;
     }
 

@@ -155,8 +155,8 @@ pub(crate) struct Table {
     pub threadgroup_latency: u64,
     /// Latency of thread-memory accesses.
     pub thread_latency: u64,
-    /// Cycles the core's threadgroup port is busy per wavefront.
-    pub wavefront: u64,
+    /// Cycles the core's threadgroup memory is busy per wavefront (all its ports).
+    pub wavefront: f64,
     /// Latency of a device atomic (at L2, from its arrival).
     pub atomic_latency: u64,
     /// Cycles one device atomic occupies its address.
@@ -208,7 +208,7 @@ impl Table {
             barrier: gpu.latency.barrier as u64,
             threadgroup_latency: gpu.latency.threadgroup_memory as u64,
             thread_latency: gpu.latency.thread_memory as u64,
-            wavefront: gpu.issue.threadgroup_memory.max(1) as u64,
+            wavefront: gpu.threadgroup_wavefront_cycles(),
             atomic_latency: gpu.latency.atomic as u64,
             atomic_busy: gpu.issue.atomic.max(1) as u64,
         }
