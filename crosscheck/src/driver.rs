@@ -354,8 +354,9 @@ fn measure(
         device,
         method: Some(format!(
             "CUDA C++ generated from the ISA, nvcc {}; median of {} CUDA-event timings after {} \
-             warm-up launches, each on restored buffers after a 256 MiB L2 flush; counters from \
-             one launch under Nsight Compute (--clock-control none){}",
+             warm-up launches, each on restored buffers after a 256 MiB L2 flush (written, \
+             then read, so the L2 holds only clean lines); counters from one launch under \
+             Nsight Compute (--clock-control none){}",
             gpu::NVCC_FLAGS.join(" "),
             options.repeats,
             options.warmup,

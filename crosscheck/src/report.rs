@@ -202,16 +202,23 @@ pub fn table(rows: &[Row], device: &str, model: &str) -> String {
     }
     match summarize(rows) {
         Some(sum) => {
+            // A correlation needs two points at least.
+            let correlation = if sum.kernels < 2 {
+                "correlation – (one kernel)".to_string()
+            } else {
+                format!(
+                    "correlation {:.3} (of logarithms {:.3})",
+                    sum.correlation, sum.log_correlation
+                )
+            };
             s += &format!(
-                "\nSummary over {} kernels: outputs matched in {} of {} compared; time MAPE {:.1}%, \
-                 correlation {:.3} (of logarithms {:.3}), 90th percentile error {:.1}%, \
-                 worst {:.1}% (`{}`).\n",
+                "\nSummary over {} kernel{}: outputs matched in {} of {} compared; time MAPE \
+                 {:.1}%, {correlation}, 90th percentile error {:.1}%, worst {:.1}% (`{}`).\n",
                 sum.kernels,
+                if sum.kernels == 1 { "" } else { "s" },
                 sum.outputs_matched,
                 sum.outputs_compared,
                 sum.mape,
-                sum.correlation,
-                sum.log_correlation,
                 sum.p90_error,
                 sum.worst_error,
                 sum.worst_kernel

@@ -1,15 +1,21 @@
 // Microbenchmarks for the figures an H100 model needs and NVIDIA does not publish:
 // load-to-use latency of L1, L2 and HBM (a pointer chase over growing footprints),
-// shared-memory latency, dependent FMA latency, FMA throughput, DRAM and L2 bandwidth,
-// the empty-kernel launch time and the SM clock the card runs at. One binary, one run;
-// `validation/h100/figures.md` gives the command and the numbers.
+// shared-memory latency, dependent FMA, integer, MUFU, conversion, shuffle and butterfly
+// latencies, FMA throughput, DRAM and L2 bandwidth, device atomics (latency, one address,
+// one line), the empty-kernel launch time and the SM clock the card runs at. One binary,
+// one run; its output is `validation/h100/microbench.txt`, and models/chips/h100.toml
+// cites each figure it takes from there.
 //
 // Build: nvcc -O3 -arch=sm_90 -o microbench microbench.cu
+// The host part is hidden from NVRTC (__CUDACC_RTC__), so that the kernels can be checked
+// without nvcc (see validation/h100/README.md).
+#ifndef __CUDACC_RTC__
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 #include <cuda_runtime.h>
+#endif
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
     fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
@@ -76,6 +82,89 @@ __global__ void read4(const float4* __restrict__ src, size_t n, int passes, floa
     if (s == 12345.678f) sink[0] = s;
 }
 
+
+// Dependent chains of one warp for the per-class latencies: shuffle, a 5-step butterfly
+// sum (what the generated CUDA does for simd_sum), MUFU (log2), integer add, conversion.
+__global__ void shfl_chain(int steps, unsigned* sink, long long* cycles) {
+    unsigned x = threadIdx.x;
+    long long t0 = clock64();
+    for (int i = 0; i < steps; ++i) x = __shfl_xor_sync(0xffffffffu, x, 1) + 0u;
+    long long t1 = clock64();
+    sink[threadIdx.x] = x;
+    if (threadIdx.x == 0) cycles[0] = t1 - t0;
+}
+
+__global__ void reduce_chain(int steps, float* sink, long long* cycles) {
+    float x = threadIdx.x * 1e-3f;
+    long long t0 = clock64();
+    for (int i = 0; i < steps; ++i)
+        for (int m = 16; m > 0; m >>= 1) x = x + __shfl_xor_sync(0xffffffffu, x, m);
+    long long t1 = clock64();
+    sink[threadIdx.x] = x;
+    if (threadIdx.x == 0) cycles[0] = t1 - t0;
+}
+
+__global__ void mufu_chain(int steps, float* sink, long long* cycles) {
+    float x = 2.0f + threadIdx.x;
+    long long t0 = clock64();
+    for (int i = 0; i < steps; ++i) x = __log2f(x) + 2.0f;
+    long long t1 = clock64();
+    sink[threadIdx.x] = x;
+    if (threadIdx.x == 0) cycles[0] = t1 - t0;
+}
+
+__global__ void iadd_chain(int steps, unsigned a, unsigned* sink, long long* cycles) {
+    unsigned x = threadIdx.x;
+    long long t0 = clock64();
+    for (int i = 0; i < steps; ++i) { x = (x ^ a) + 3u; x = (x ^ a) + 5u; }
+    long long t1 = clock64();
+    sink[threadIdx.x] = x;
+    if (threadIdx.x == 0) cycles[0] = t1 - t0;
+}
+
+__global__ void cvt_chain(int steps, float* sink, long long* cycles) {
+    float x = 1.0f + threadIdx.x;
+    long long t0 = clock64();
+    for (int i = 0; i < steps; ++i) x = (float)((int)x + 1);
+    long long t1 = clock64();
+    sink[threadIdx.x] = x;
+    if (threadIdx.x == 0) cycles[0] = t1 - t0;
+}
+
+// One thread's dependent device atomics on one word (each returns the old value).
+__global__ void atomic_chain(unsigned* word, int steps, unsigned* sink, long long* cycles) {
+    unsigned x = 0;
+    long long t0 = clock64();
+    for (int i = 0; i < steps; ++i) x = atomicAdd(word + (x & 0u), 1u);
+    long long t1 = clock64();
+    sink[0] = x;
+    cycles[0] = t1 - t0;
+}
+
+// Every thread of the grid adds to one word: the L2's rate on one address.
+__global__ void atomic_one_address(unsigned* word) { atomicAdd(word, 1u); }
+
+// Lane 0 of every warp adds to one word and uses the old value (no aggregation): the
+// L2's time per operation on one address.
+__global__ void atomic_one_per_warp(unsigned* word, unsigned* sink) {
+    if ((threadIdx.x & 31) == 0) {
+        unsigned old = atomicAdd(word, 1u);
+        if (old == 0xffffffffu) sink[0] = old;
+    }
+}
+
+// Every warp adds to the 32 words of one 128-byte line, every warp the same line: the
+// L2's time per warp request on one line.
+__global__ void atomic_one_line(unsigned* words, unsigned* sink) {
+    unsigned old = atomicAdd(words + (threadIdx.x & 31), 1u);
+    if (old == 0xffffffffu) sink[0] = old;
+}
+
+// Every thread adds to its own word: the atomic rate without contention.
+__global__ void atomic_spread(unsigned* words, unsigned mask) {
+    atomicAdd(words + ((blockIdx.x * blockDim.x + threadIdx.x) & mask), 1u);
+}
+
 __global__ void empty() {}
 
 __global__ void spin(long long cycles, long long* out) {
@@ -84,6 +173,7 @@ __global__ void spin(long long cycles, long long* out) {
     out[0] = clock64() - t0;
 }
 
+#ifndef __CUDACC_RTC__
 template <class F> static double median_ms(F f, int reps) {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
@@ -193,6 +283,51 @@ int main() {
         printf("cudaMemcpy device to device (2 GiB): %.0f GB/s read+write\n", 2.0 * bytes / (ms4 * 1e6));
         CK(cudaFree(a)); CK(cudaFree(b));
     }
+
+    {
+        int steps = 100000;
+        long long c;
+        shfl_chain<<<1, 32>>>(steps, sink, cyc);
+        CK(cudaDeviceSynchronize()); CK(cudaMemcpy(&c, cyc, 8, cudaMemcpyDeviceToHost));
+        printf("dependent SHFL (+IADD) latency: %.2f cycles\n", (double)c / steps);
+        reduce_chain<<<1, 32>>>(steps / 5, (float*)sink, cyc);
+        CK(cudaDeviceSynchronize()); CK(cudaMemcpy(&c, cyc, 8, cudaMemcpyDeviceToHost));
+        printf("5-step butterfly sum (SHFL.BFLY + FADD) latency: %.2f cycles\n", (double)c / (steps / 5));
+        mufu_chain<<<1, 32>>>(steps, (float*)sink, cyc);
+        CK(cudaDeviceSynchronize()); CK(cudaMemcpy(&c, cyc, 8, cudaMemcpyDeviceToHost));
+        printf("dependent __log2f + FADD latency: %.2f cycles\n", (double)c / steps);
+        iadd_chain<<<1, 32>>>(steps, 0x5bd1e995u, sink, cyc);
+        CK(cudaDeviceSynchronize()); CK(cudaMemcpy(&c, cyc, 8, cudaMemcpyDeviceToHost));
+        printf("dependent (xor, add) pair latency: %.2f cycles\n", (double)c / (2.0 * steps));
+        cvt_chain<<<1, 32>>>(steps, (float*)sink, cyc);
+        CK(cudaDeviceSynchronize()); CK(cudaMemcpy(&c, cyc, 8, cudaMemcpyDeviceToHost));
+        printf("dependent F2I + IADD + I2F latency: %.2f cycles\n", (double)c / steps);
+    }
+    {
+        unsigned* words;
+        CK(cudaMalloc(&words, 64 << 20));
+        CK(cudaMemset(words, 0, 64 << 20));
+        int steps = 20000;
+        long long c;
+        atomic_chain<<<1, 1>>>(words, steps, sink, cyc);
+        CK(cudaDeviceSynchronize()); CK(cudaMemcpy(&c, cyc, 8, cudaMemcpyDeviceToHost));
+        printf("dependent device atomicAdd latency (one thread, one word): %.1f cycles\n", (double)c / steps);
+        int blocks = p.multiProcessorCount * 64, threads = 256;
+        double n = (double)blocks * threads;
+        double ms = median_ms([&] { atomic_one_address<<<blocks, threads>>>(words); }, 10);
+        printf("atomicAdd to one address from %.0f threads: %.3f ms, %.2f ns per operation (%.2f SM cycles)\n",
+               n, ms, ms * 1e6 / n, ms * 1e-3 * clock_mhz * 1e6 / n);
+        double warps = n / 32;
+        double ms5 = median_ms([&] { atomic_one_per_warp<<<blocks, threads>>>(words, sink); }, 10);
+        printf("atomicAdd (old value used) to one address, one lane per warp, %.0f operations: %.3f ms, %.2f SM cycles per operation\n",
+               warps, ms5, ms5 * 1e-3 * clock_mhz * 1e6 / warps);
+        double ms6 = median_ms([&] { atomic_one_line<<<blocks, threads>>>(words, sink); }, 10);
+        printf("atomicAdd (old value used), each warp to the 32 words of one line, %.0f warps: %.3f ms, %.2f SM cycles per warp request\n",
+               warps, ms6, ms6 * 1e-3 * clock_mhz * 1e6 / warps);
+        double ms2 = median_ms([&] { atomic_spread<<<blocks, threads>>>(words, (16u << 20) - 1u); }, 10);
+        printf("atomicAdd to distinct words from %.0f threads: %.3f ms, %.1f G atomics/s\n", n, ms2, n / (ms2 * 1e6));
+        CK(cudaFree(words));
+    }
     {
         double ms = median_ms([&] { empty<<<1, 32>>>(); }, 200);
         double ms2 = median_ms([&] { empty<<<p.multiProcessorCount * 16, 256>>>(); }, 200);
@@ -201,3 +336,4 @@ int main() {
     }
     return 0;
 }
+#endif

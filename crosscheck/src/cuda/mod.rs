@@ -163,6 +163,13 @@ mod tests {
         assert!(text.contains("dim3 grid(2u, 1u, 1u), block(64u, 1u, 1u);"));
         assert!(text.contains("ms_kernel_k<<<grid, block, dynamic_shared>>>(geom, 0u, dev[0]);"));
         assert!(text.contains("const size_t dynamic_shared = 32ull;"));
+        // Each timed launch follows a flush that is written and then read, so the timed
+        // kernel writes back none of the flush's dirty lines.
+        let timed = &text[text.find("for (int i = 0; i < repeats; ++i)").unwrap()..];
+        let write = timed.find("cudaMemsetAsync(flush").unwrap();
+        let read = timed.find("ms_flush_read<<<").unwrap();
+        let start = timed.find("cudaEventRecord(start)").unwrap();
+        assert!(write < read && read < start, "{timed}");
         let mut missing = launch.clone();
         missing.threadgroup_memory.clear();
         let err = emit_program(&m, &m.functions[0], &missing).unwrap_err();
