@@ -19,6 +19,7 @@
 mod dispatch;
 mod error;
 mod init;
+mod mlx;
 mod npy;
 mod resolve;
 mod rng;
@@ -28,6 +29,7 @@ mod value;
 pub use dispatch::{BufferBinding, ElemType, Grid, Launch, ThreadgroupBinding};
 pub use error::SpecError;
 pub use init::{Distribution, Init};
+pub use mlx::{MlxInput, MlxKernel, MlxOutput, MlxSpec, is_mlx_spec};
 pub use npy::{read_npy, write_outputs};
 pub use spec::{
     BufferSpec, Dims, LaunchSpec, MAX_THREADS_PER_THREADGROUP, SpecValue, ThreadgroupMemorySpec,

@@ -92,6 +92,41 @@ fn dtype_text(ty: Type) -> (String, &'static str) {
     (format!("{order}{kind}{size}"), numpy)
 }
 
+/// The scalar element type and the shape a `.npy` file holds, from its checked header
+/// alone (MLX mode takes both from the file). `bfloat` is never the answer: a float32
+/// file is `float`.
+pub(crate) fn peek_type_and_shape(path: &Path) -> Result<(ElemType, Vec<u64>), String> {
+    let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let file_len = file.metadata().map_err(|e| e.to_string())?.len();
+    let (raw, text) = read_header(&mut BufReader::new(&file), file_len)?;
+    let header = NpyHeader::from_reader(&raw[..]).map_err(|e| bad_header(&text, &e.to_string()))?;
+    let DType::Plain(t) = header.dtype() else {
+        return Err(format!(
+            "dtype `{}` is structured; MLX mode reads plain arrays",
+            header.dtype().descr()
+        ));
+    };
+    let scalar = match (t.type_char(), t.size_field()) {
+        (TypeChar::Bool, 1) => Type::Pred,
+        (TypeChar::Int, 1) => Type::I8,
+        (TypeChar::Int, 2) => Type::I16,
+        (TypeChar::Int, 4) => Type::I32,
+        (TypeChar::Int, 8) => Type::I64,
+        (TypeChar::Uint, 1) => Type::U8,
+        (TypeChar::Uint, 2) => Type::U16,
+        (TypeChar::Uint, 4) => Type::U32,
+        (TypeChar::Uint, 8) => Type::U64,
+        (TypeChar::Float, 2) => Type::F16,
+        (TypeChar::Float, 4) => Type::F32,
+        _ => {
+            return Err(format!(
+                "dtype `{t}` has no MSL element type (use bool, (u)int8/16/32/64, float16 or float32)"
+            ));
+        }
+    };
+    Ok((ElemType { scalar, lanes: 1 }, header.shape().to_vec()))
+}
+
 /// Reads and checks a file's header: enough to know the buffer's size before reading it.
 pub(crate) fn read_layout(file: &File, elem: ElemType) -> Result<NpyLayout, String> {
     let file_len = file.metadata().map_err(|e| e.to_string())?.len();
