@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => cli::validate::validate(args),
         Command::Emit(args) => cli::emit::emit(args),
         Command::Crosscheck(args) => cli::crosscheck::crosscheck(args),
+        Command::Sweep(args) => cli::sweep::sweep(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -6,6 +6,7 @@ pub mod crosscheck;
 pub mod emit;
 pub mod models;
 pub mod run;
+pub mod sweep;
 pub mod validate;
 
 use std::io::IsTerminal;
@@ -44,6 +45,9 @@ pub enum Command {
     /// Run a suite of kernels on a real GPU (or read a measurement file) and compare it
     /// with the simulation: outputs, time and counters, as a table and a plot.
     Crosscheck(crosscheck::CrosscheckArgs),
+    /// Run a kernel over combinations of threadgroup sizes, template arguments, function
+    /// constants and models; check that the outputs agree; rank the variants.
+    Sweep(sweep::SweepArgs),
 }
 
 /// How a command failed.
@@ -74,6 +78,28 @@ pub struct CompileArgs {
     /// Run the kernel as lowered, without the ISA optimizer.
     #[arg(long = "no-opt")]
     pub unoptimized: bool,
+    /// The Metal language version `__METAL_VERSION__` says: `3.2` (or `320`); 3.2 when not
+    /// given.
+    #[arg(long = "metal-version", value_name = "VERSION", value_parser = parse_metal_version)]
+    pub metal_version: Option<u32>,
+}
+
+/// `3.2` or `320` → 320, the value of `__METAL_VERSION__`.
+fn parse_metal_version(s: &str) -> Result<u32, String> {
+    let v = match s.split_once('.') {
+        Some((major, minor)) => match (major.parse::<u32>(), minor.parse::<u32>()) {
+            (Ok(major), Ok(minor)) if minor < 10 => major * 100 + minor * 10,
+            _ => u32::MAX,
+        },
+        None => s.parse::<u32>().unwrap_or(u32::MAX),
+    };
+    if (100..=499).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "`{s}` is not a Metal language version (write it as `3.2` or `320`)"
+        ))
+    }
 }
 
 impl CompileArgs {
@@ -87,6 +113,10 @@ impl CompileArgs {
                     Some((n, v)) => (n.to_string(), Some(v.to_string())),
                     None => (d.clone(), None),
                 })
+                .chain(
+                    self.metal_version
+                        .map(|v| ("__METAL_VERSION__".to_string(), Some(v.to_string()))),
+                )
                 .collect(),
             specialization: Default::default(),
             unoptimized: self.unoptimized,
