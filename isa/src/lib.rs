@@ -23,6 +23,7 @@ mod op;
 mod parse;
 mod passes;
 mod print;
+pub mod scalar;
 mod types;
 mod verify;
 

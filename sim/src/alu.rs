@@ -4,6 +4,8 @@
 //! operation's meaning is written once, here.
 
 use half::{bf16, f16};
+use metalsim_isa::scalar::fma_odd;
+pub(crate) use metalsim_isa::scalar::round_to_odd_f32;
 use metalsim_isa::{CmpCond, IntFn, Type};
 
 /// An integer or predicate type held in a 32-bit register slot: its width and signedness.
@@ -482,48 +484,6 @@ pub(crate) fn f32_bin(op: FloatBinOp, a: f32, b: f32) -> f32 {
 #[inline(always)]
 pub(crate) fn float_bin(op: FloatBinOp, ft: FloatTy, x: u32, y: u32) -> u32 {
     ft.round(f32_bin(op, ft.to_f32(x), ft.to_f32(y)))
-}
-
-/// `a * b + c` exactly, rounded to f64 with round-to-odd: rounding that to any format of
-/// at most 51 bits of precision gives the correctly rounded fused result. The product of
-/// two f32 is exact in f64 and the sum cannot overflow or underflow; the error of the sum
-/// comes from TwoSum. Plain f64 arithmetic, so the lane loop vectorizes (where
-/// `f32::mul_add` would call `fmaf` per lane without hardware FMA in the target).
-#[inline(always)]
-fn fma_odd(a: f32, b: f32, c: f32) -> f64 {
-    let p = a as f64 * b as f64;
-    let c = c as f64;
-    let s = p + c;
-    let bb = s - p;
-    let err = (p - (s - bb)) + (c - bb);
-    let bits = s.to_bits();
-    let inexact = s.is_finite() && err != 0.0;
-    let adjusted = if (err > 0.0) == (s > 0.0) {
-        bits.wrapping_add(1)
-    } else {
-        bits.wrapping_sub(1)
-    };
-    f64::from_bits(if inexact && bits & 1 == 0 {
-        adjusted
-    } else {
-        bits
-    })
-}
-
-/// An `f64` rounded to `f32` with round-to-odd (an inexact result gets an odd last bit):
-/// rounding that to a format of at most 22 bits of precision (`half`, `bfloat`) to
-/// nearest even gives the correctly rounded result of the `f64`.
-#[inline(always)]
-pub(crate) fn round_to_odd_f32(r: f64) -> f32 {
-    let t = r as f32;
-    let tb = t.to_bits();
-    if (t as f64) == r || tb & 1 == 1 || r.is_nan() {
-        return t;
-    }
-    // Inexact with an even last bit: step to the neighbour on r's side, which is odd
-    // (past f32::MAX that is f32::MAX itself, also odd).
-    let magnitude_up = r.abs() > (t as f64).abs();
-    f32::from_bits(if magnitude_up { tb + 1 } else { tb - 1 })
 }
 
 /// `a * b + c` with one rounding to f32.

@@ -3,8 +3,8 @@
 //! `sat`, float to float rounds to nearest even. Registers hold canonical bits; this works
 //! on them widened to `u64`.
 
-use half::f16;
 use metalsim_isa::Type;
+use metalsim_isa::scalar::{float_to_int, int_max, int_min, int_to_float, int_value};
 
 use crate::alu::FloatTy;
 
@@ -13,92 +13,17 @@ pub(crate) fn convert(bits: u64, from: Type, to: Type, sat: bool) -> u64 {
     match (FloatTy::of(from), FloatTy::of(to)) {
         (Some(f), Some(t)) => t.round(f.to_f32(bits as u32)) as u64,
         (Some(f), None) => float_to_int(f.to_f32(bits as u32), to),
-        (None, Some(t)) => int_to_float(int_value(bits, from), t),
+        (None, Some(_)) => int_to_float(int_value(bits, from), to),
         (None, None) => {
             let v = int_value(bits, from);
             let v = if sat {
-                v.clamp(min_of(to), max_of(to))
+                v.clamp(int_min(to), int_max(to))
             } else {
                 v
             };
             (v as u64) & to.mask()
         }
     }
-}
-
-/// The value of an integer or predicate's canonical bits.
-fn int_value(bits: u64, ty: Type) -> i128 {
-    match ty {
-        Type::Pred => (bits & 1) as i128,
-        t if t.is_signed() => {
-            let s = 64 - t.bits();
-            (((bits << s) as i64) >> s) as i128
-        }
-        t => (bits & t.mask()) as i128,
-    }
-}
-
-fn min_of(ty: Type) -> i128 {
-    if ty.is_signed() {
-        -(1i128 << (ty.bits() - 1))
-    } else {
-        0
-    }
-}
-
-fn max_of(ty: Type) -> i128 {
-    if ty.is_signed() {
-        (1i128 << (ty.bits() - 1)) - 1
-    } else {
-        (1i128 << ty.bits()) - 1
-    }
-}
-
-/// Round toward zero, saturate, NaN to 0.
-fn float_to_int(x: f32, to: Type) -> u64 {
-    if x.is_nan() {
-        return 0;
-    }
-    // `as` from a float saturates and truncates toward zero.
-    let v = if to.is_signed() {
-        x as i64 as i128
-    } else {
-        x as u64 as i128
-    };
-    (v.clamp(min_of(to), max_of(to)) as u64) & to.mask()
-}
-
-/// Round to nearest even.
-fn int_to_float(v: i128, to: FloatTy) -> u64 {
-    match to {
-        // `as` from an integer rounds to nearest even.
-        FloatTy::F32 => (v as f32).to_bits() as u64,
-        // Integers below 2^24 are exact in f32, so one rounding happens; larger ones are
-        // infinite in f16 either way.
-        FloatTy::F16 => f16::from_f32(v as f32).to_bits() as u64,
-        FloatTy::BF16 => int_to_bf16(v) as u64,
-    }
-}
-
-/// An integer rounded to bfloat16 (8 significant bits) to nearest even, exactly (going
-/// through f32 would round twice).
-fn int_to_bf16(v: i128) -> u16 {
-    let sign: u32 = if v < 0 { 0x8000_0000 } else { 0 };
-    let mut mag = v.unsigned_abs();
-    let mut shift = 0u32;
-    let msb = 127 - mag.leading_zeros().min(127);
-    if mag != 0 && msb > 7 {
-        shift = msb - 7;
-        let kept = mag >> shift;
-        let rem = mag & ((1u128 << shift) - 1);
-        let half = 1u128 << (shift - 1);
-        let up = rem > half || (rem == half && kept & 1 == 1);
-        mag = kept + up as u128;
-    }
-    // `mag * 2^shift` has at most 9 significant bits before renormalising and is exact in
-    // f32 (|v| < 2^128 is within range); its top 16 bits are the bfloat16.
-    let f = (mag as f32) * 2f32.powi(shift as i32);
-    ((f.to_bits() | sign) >> 16) as u16
 }
 
 #[cfg(test)]

@@ -24,6 +24,11 @@ use half::{bf16, f16};
 use crate::op::{CmpCond, MathFn, Op};
 use crate::types::Type;
 
+pub(crate) use crate::scalar::extend;
+use crate::scalar::{
+    float_to_int, fma_odd, int_max, int_min, int_to_float, int_value, round_to_odd_f32,
+};
+
 /// A constant operand: its canonical bits and its type.
 pub(crate) type Operand = (u64, Type);
 
@@ -49,18 +54,6 @@ pub(crate) fn eval(op: Op, ty: Type, args: &[Operand]) -> Option<u64> {
         _ if ty.is_float() => float_op(op, ty, x, y, z),
         _ if ty.is_int() || ty == Type::Pred => int_op(op, ty, x, y, z),
         _ => None,
-    }
-}
-
-/// The value of an integer's (or predicate's) canonical bits, sign-extended for signed
-/// types.
-pub(crate) fn extend(bits: u64, ty: Type) -> i128 {
-    let bits = bits & ty.mask();
-    if ty.is_signed() {
-        let s = 64 - ty.bits();
-        (((bits << s) as i64) >> s) as i128
-    } else {
-        bits as i128
     }
 }
 
@@ -220,40 +213,6 @@ fn fma(ty: Type, x: u64, y: u64, z: u64) -> Option<u64> {
     Some(round(ty, round_to_odd_f32(fma_odd(a, b, c))))
 }
 
-/// An `f64` rounded to `f32` with round-to-odd: an inexact result with an even last bit
-/// steps to its neighbour on the side of the exact value (past `f32::MAX`, to
-/// `f32::MAX`, which is odd too).
-fn round_to_odd_f32(r: f64) -> f32 {
-    let t = r as f32;
-    let tb = t.to_bits();
-    if (t as f64) == r || tb & 1 == 1 || r.is_nan() {
-        return t;
-    }
-    let magnitude_up = r.abs() > (t as f64).abs();
-    f32::from_bits(if magnitude_up { tb + 1 } else { tb - 1 })
-}
-
-/// `a * b + c` rounded to f64 with round-to-odd (exact product, TwoSum for the error).
-fn fma_odd(a: f32, b: f32, c: f32) -> f64 {
-    let p = a as f64 * b as f64;
-    let c = c as f64;
-    let s = p + c;
-    let bb = s - p;
-    let err = (p - (s - bb)) + (c - bb);
-    let bits = s.to_bits();
-    let inexact = s.is_finite() && err != 0.0;
-    let adjusted = if (err > 0.0) == (s > 0.0) {
-        bits.wrapping_add(1)
-    } else {
-        bits.wrapping_sub(1)
-    };
-    f64::from_bits(if inexact && bits & 1 == 0 {
-        adjusted
-    } else {
-        bits
-    })
-}
-
 /// `cvt`: float to integer truncates and saturates (NaN gives 0), integer to float rounds
 /// to nearest even, integer to integer wraps unless `sat`, float to float rounds to
 /// nearest even (a NaN result is not folded).
@@ -265,74 +224,13 @@ fn convert(bits: u64, from: Type, to: Type, sat: bool) -> Option<u64> {
         (false, false) => {
             let v = int_value(bits, from);
             let v = if sat {
-                v.clamp(min_of(to), max_of(to))
+                v.clamp(int_min(to), int_max(to))
             } else {
                 v
             };
             Some((v as u64) & to.mask())
         }
     }
-}
-
-fn int_value(bits: u64, ty: Type) -> i128 {
-    match ty {
-        Type::Pred => (bits & 1) as i128,
-        t => extend(bits, t),
-    }
-}
-
-fn min_of(ty: Type) -> i128 {
-    if ty.is_signed() {
-        -(1i128 << (ty.bits() - 1))
-    } else {
-        0
-    }
-}
-
-fn max_of(ty: Type) -> i128 {
-    if ty.is_signed() {
-        (1i128 << (ty.bits() - 1)) - 1
-    } else {
-        (1i128 << ty.bits()) - 1
-    }
-}
-
-fn float_to_int(x: f32, to: Type) -> u64 {
-    if x.is_nan() {
-        return 0;
-    }
-    let v = if to.is_signed() {
-        x as i64 as i128
-    } else {
-        x as u64 as i128
-    };
-    (v.clamp(min_of(to), max_of(to)) as u64) & to.mask()
-}
-
-fn int_to_float(v: i128, to: Type) -> u64 {
-    match to {
-        Type::F16 => f16::from_f32(v as f32).to_bits() as u64,
-        Type::BF16 => int_to_bf16(v) as u64,
-        _ => (v as f32).to_bits() as u64,
-    }
-}
-
-/// An integer rounded once to bfloat16 (8 significant bits), to nearest even.
-fn int_to_bf16(v: i128) -> u16 {
-    let sign: u32 = if v < 0 { 0x8000_0000 } else { 0 };
-    let mut mag = v.unsigned_abs();
-    let mut shift = 0u32;
-    let msb = 127 - mag.leading_zeros().min(127);
-    if mag != 0 && msb > 7 {
-        shift = msb - 7;
-        let kept = mag >> shift;
-        let rem = mag & ((1u128 << shift) - 1);
-        let half = 1u128 << (shift - 1);
-        let up = rem > half || (rem == half && kept & 1 == 1);
-        mag = kept + up as u128;
-    }
-    let f = (mag as f32) * 2f32.powi(shift as i32);
-    ((f.to_bits() | sign) >> 16) as u16
 }
 
 #[cfg(test)]
