@@ -27,7 +27,9 @@ use serde::Deserialize;
 use crate::dispatch::{ElemType, Launch};
 use crate::error::SpecError;
 use crate::init::Init;
-use crate::spec::{BufferSpec, Dims, LaunchSpec, MAX_THREADS_PER_THREADGROUP, SpecValue};
+use crate::spec::{
+    BufferSpec, Dims, LaunchSpec, MAX_THREADS_PER_THREADGROUP, SpecValue, read_spec_file,
+};
 use crate::value::Scalar;
 
 /// The Metal attributes a body may use (MSL specification, table 5.8), with the type
@@ -189,14 +191,7 @@ pub fn is_mlx_spec(text: &str) -> bool {
 impl MlxSpec {
     /// Reads an `[mlx]` spec file; `.npy` and `source` paths resolve against its folder.
     pub fn from_file(path: &Path) -> Result<MlxSpec, SpecError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
+        let (text, dir) = read_spec_file(path)?;
         MlxSpec::from_str(&text, dir, &path.display().to_string())
     }
 

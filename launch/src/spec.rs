@@ -183,17 +183,23 @@ mod elem_type_serde {
     }
 }
 
+/// A spec file's text and the folder its relative paths resolve against.
+pub(crate) fn read_spec_file(path: &Path) -> Result<(String, &Path), SpecError> {
+    let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Ok((text, dir))
+}
+
 impl LaunchSpec {
     /// Reads a spec file. `.npy` paths in it resolve against the file's folder.
     pub fn from_file(path: &Path) -> Result<LaunchSpec, SpecError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
+        let (text, dir) = read_spec_file(path)?;
         LaunchSpec::from_str(&text, dir, &path.display().to_string())
     }
 
