@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand};
 use metalsim_frontend::{
-    CompileOptions, SourceMap, SpecValue, Specialization, compile, has_errors, render,
+    CompileOptions, FileId, SourceMap, SpecValue, Specialization, compile, has_errors, render,
 };
 use metalsim_isa::Module;
 
@@ -167,22 +167,32 @@ pub fn load_module_specialized(
     let id = sources.add(path.display().to_string(), Some(path), text);
     let mut options = args.options();
     options.specialization = specialization;
-    let (module, diags) = compile(&mut sources, id, &options);
+    match compile_reporting(&mut sources, id, &options) {
+        Ok(m) => Ok((m, sources)),
+        Err(n) => Err(Failure::BadInput(format!(
+            "{} has {n} error{}",
+            path.display(),
+            if n == 1 { "" } else { "s" }
+        ))),
+    }
+}
+
+/// Compiles a file already in `sources`, printing its diagnostics to stderr; the module,
+/// or the number of errors.
+pub fn compile_reporting(
+    sources: &mut SourceMap,
+    id: FileId,
+    options: &CompileOptions,
+) -> Result<Module, usize> {
+    let (module, diags) = compile(sources, id, options);
     if !diags.is_empty() {
         eprint!(
             "{}",
-            render(&diags, &sources, std::io::stderr().is_terminal())
+            render(&diags, sources, std::io::stderr().is_terminal())
         );
     }
     match module {
-        Some(m) if !has_errors(&diags) => Ok((m, sources)),
-        _ => {
-            let n = diags.iter().filter(|d| d.is_error()).count();
-            Err(Failure::BadInput(format!(
-                "{} has {n} error{}",
-                path.display(),
-                if n == 1 { "" } else { "s" }
-            )))
-        }
+        Some(m) if !has_errors(&diags) => Ok(m),
+        _ => Err(diags.iter().filter(|d| d.is_error()).count()),
     }
 }

@@ -2,10 +2,9 @@
 //! kernel file is an MLX body, compiled inside the kernel `metalsim_launch` generates
 //! for it.
 
-use std::io::IsTerminal;
 use std::path::Path;
 
-use metalsim_frontend::{SourceMap, compile as compile_source, has_errors, render};
+use metalsim_frontend::SourceMap;
 use metalsim_isa::Module;
 use metalsim_launch::{LaunchSpec, MlxSpec, is_mlx_spec};
 
@@ -67,22 +66,12 @@ pub(super) fn compile(m: &MlxSpec, args: &RunArgs) -> Result<(Module, LaunchSpec
     );
     let mut options = args.compile.options();
     options.specialization = specialization(&kernel.spec);
-    let (module, diags) = compile_source(&mut sources, id, &options);
-    if !diags.is_empty() {
-        eprint!(
-            "{}",
-            render(&diags, &sources, std::io::stderr().is_terminal())
-        );
-    }
-    match module {
-        Some(module) if !has_errors(&diags) => Ok((module, kernel.spec)),
-        _ => {
-            let n = diags.iter().filter(|d| d.is_error()).count();
-            Err(Failure::BadInput(format!(
-                "{} has {n} error{} (in the kernel generated around it; `--verbose` prints it)",
-                args.kernel.display(),
-                if n == 1 { "" } else { "s" }
-            )))
-        }
+    match crate::cli::compile_reporting(&mut sources, id, &options) {
+        Ok(module) => Ok((module, kernel.spec)),
+        Err(n) => Err(Failure::BadInput(format!(
+            "{} has {n} error{} (in the kernel generated around it; `--verbose` prints it)",
+            args.kernel.display(),
+            if n == 1 { "" } else { "s" }
+        ))),
     }
 }
