@@ -660,6 +660,33 @@ pub enum BinaryOp {
     Comma,
 }
 
+impl BinaryOp {
+    /// How the operator is spelled (as printed, and for `operator+` lookup).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitXor => "^",
+            BinaryOp::BitOr => "|",
+            BinaryOp::LogAnd => "&&",
+            BinaryOp::LogOr => "||",
+            BinaryOp::Comma => ",",
+        }
+    }
+}
+
 /// The ways to write a cast.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum CastKind {

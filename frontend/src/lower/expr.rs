@@ -736,7 +736,7 @@ impl FnLowerer<'_, '_> {
         bspan: Span,
         span: Span,
     ) -> Option<Val> {
-        let sym = binary_symbol(op);
+        let sym = op.symbol();
         let (a, b) = (self.decay(a), self.decay(b));
         if let Some(r) = self.user_operator(sym, vec![(a.clone(), aspan), (b.clone(), bspan)], span)
         {
@@ -1246,7 +1246,7 @@ impl FnLowerer<'_, '_> {
         if let Ty::Struct(id) = pty {
             let sym = match op {
                 None => "=".to_string(),
-                Some(o) => format!("{}=", binary_symbol(o)),
+                Some(o) => format!("{}=", o.symbol()),
             };
             let has_op = matches!(
                 self.g.class_member(id, &format!("operator{sym}")),
@@ -1303,31 +1303,6 @@ impl FnLowerer<'_, '_> {
             place: p,
             cached: Some(v),
         })
-    }
-}
-
-/// The spelling of a binary operator (for `operator+` lookup).
-pub fn binary_symbol(op: BinaryOp) -> &'static str {
-    match op {
-        BinaryOp::Mul => "*",
-        BinaryOp::Div => "/",
-        BinaryOp::Rem => "%",
-        BinaryOp::Add => "+",
-        BinaryOp::Sub => "-",
-        BinaryOp::Shl => "<<",
-        BinaryOp::Shr => ">>",
-        BinaryOp::Lt => "<",
-        BinaryOp::Le => "<=",
-        BinaryOp::Gt => ">",
-        BinaryOp::Ge => ">=",
-        BinaryOp::Eq => "==",
-        BinaryOp::Ne => "!=",
-        BinaryOp::BitAnd => "&",
-        BinaryOp::BitXor => "^",
-        BinaryOp::BitOr => "|",
-        BinaryOp::LogAnd => "&&",
-        BinaryOp::LogOr => "||",
-        BinaryOp::Comma => ",",
     }
 }
 

@@ -554,30 +554,6 @@ fn path(out: &mut String, p: &Path) {
     }
 }
 
-fn binary_op(op: BinaryOp) -> &'static str {
-    match op {
-        BinaryOp::Mul => "*",
-        BinaryOp::Div => "/",
-        BinaryOp::Rem => "%",
-        BinaryOp::Add => "+",
-        BinaryOp::Sub => "-",
-        BinaryOp::Shl => "<<",
-        BinaryOp::Shr => ">>",
-        BinaryOp::Lt => "<",
-        BinaryOp::Le => "<=",
-        BinaryOp::Gt => ">",
-        BinaryOp::Ge => ">=",
-        BinaryOp::Eq => "==",
-        BinaryOp::Ne => "!=",
-        BinaryOp::BitAnd => "&",
-        BinaryOp::BitXor => "^",
-        BinaryOp::BitOr => "|",
-        BinaryOp::LogAnd => "&&",
-        BinaryOp::LogOr => "||",
-        BinaryOp::Comma => ",",
-    }
-}
-
 fn expr(out: &mut String, e: &Expr) {
     match &e.kind {
         ExprKind::IntLit {
@@ -644,14 +620,14 @@ fn expr(out: &mut String, e: &Expr) {
             out.push(')');
         }
         ExprKind::Binary { op, lhs, rhs } => {
-            let _ = write!(out, "({} ", binary_op(*op));
+            let _ = write!(out, "({} ", op.symbol());
             expr(out, lhs);
             out.push(' ');
             expr(out, rhs);
             out.push(')');
         }
         ExprKind::Assign { op, lhs, rhs } => {
-            let _ = write!(out, "({}= ", op.map_or("", binary_op));
+            let _ = write!(out, "({}= ", op.map_or("", BinaryOp::symbol));
             expr(out, lhs);
             out.push(' ');
             expr(out, rhs);
