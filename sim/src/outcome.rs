@@ -1,6 +1,7 @@
 //! What a run is asked to do and what it reports.
 
 use metalsim_isa::OpClass;
+use metalsim_traces::{Profile, SimdgroupRecording};
 
 use crate::fault::{Finding, KernelFault};
 
@@ -22,6 +23,12 @@ pub struct RunOptions {
     /// `metal::precise::` (`sin.precise` in the ISA) are precise and the rest use Metal's
     /// default fast variant. See `docs/math-precision.md`.
     pub precise_math: bool,
+    /// Count the [`Profile`]: binned counters, per-instruction and per-line costs, stall
+    /// reasons (timed runs only; ignored without timing).
+    pub profile: bool,
+    /// Record one SIMD-group step by step: (threadgroup position in the grid, SIMD-group
+    /// index in the threadgroup). See [`SimdgroupRecording`].
+    pub record_simdgroup: Option<([u32; 3], u32)>,
 }
 
 impl Default for RunOptions {
@@ -30,6 +37,8 @@ impl Default for RunOptions {
             timing: true,
             max_instructions: None,
             precise_math: false,
+            profile: false,
+            record_simdgroup: None,
         }
     }
 }
@@ -51,6 +60,11 @@ pub struct RunOutcome {
     /// reads, inactive-lane reads), each once per instruction and kind in the order first
     /// seen, then the fault if there was one. See [`Finding`].
     pub findings: Vec<Finding>,
+    /// What the timing model counted (`Some` for timed runs with `RunOptions::profile`).
+    pub profile: Option<Profile>,
+    /// The record of the SIMD-group `RunOptions::record_simdgroup` names (`None` when not
+    /// asked for, or when that SIMD-group does not exist).
+    pub recording: Option<SimdgroupRecording>,
 }
 
 /// Counters of a run.

@@ -115,6 +115,8 @@ pub fn run_with_progress(
         timing: report.summary,
         fault: report.fault,
         findings,
+        profile: None,
+        recording: None,
     })
 }
 

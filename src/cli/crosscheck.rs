@@ -63,6 +63,7 @@ impl Backend for Cli {
             timing: true,
             max_instructions: None,
             precise_math: false,
+            ..Default::default()
         };
         let o = metalsim_sim::run(module, &launch.kernel, launch, &self.gpu, &options)
             .map_err(|e| e.to_string())?;

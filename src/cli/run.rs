@@ -206,6 +206,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         timing: args.timing == Timing::Full,
         max_instructions: args.max_instructions,
         precise_math: args.precise,
+        ..Default::default()
     };
     let started = Instant::now();
     let outcome = run_showing_progress(&module, &kernel_name, &launch, &gpu, &options)?;
