@@ -12,9 +12,9 @@ mod trace;
 
 pub use profile::{
     Bin, Counters, InstProfile, LevelTraffic, LineProfile, MemoryTraffic, Profile, RecordedStep,
-    RegisterValues, SimdgroupRecording, StallReason,
+    RegisterValues, SimdgroupRecording, StallReason, ThreadgroupSpan,
 };
 pub use report::{
     CacheReport, FaultReport, FindingReport, LevelReport, MemorySummary, OccupancyReport, Report,
 };
-pub use trace::{ModelInfo, Peaks, SourceFile, TRACE_FORMAT, TRACE_VERSION, Trace};
+pub use trace::{ModelInfo, Peaks, SourceFile, TRACE_FORMAT, TRACE_VERSION, Trace, TraceError};

@@ -269,6 +269,19 @@ impl LineProfile {
     }
 }
 
+/// When one threadgroup was resident on which core.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadgroupSpan {
+    /// The threadgroup's position in the grid.
+    pub position: [u32; 3],
+    /// The core that ran it.
+    pub core: u32,
+    /// The cycle it was admitted.
+    pub start: u64,
+    /// The cycle its last SIMD-group finished.
+    pub end: u64,
+}
+
 /// Everything the timing model counted in one run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
@@ -289,6 +302,17 @@ pub struct Profile {
     pub stalls: Vec<u64>,
     /// SIMD-group instructions issued over the run per class, in `classes` order.
     pub issued: Vec<u64>,
+    /// Each threadgroup's residency, in admission order (the first
+    /// [`Profile::MAX_THREADGROUP_SPANS`] threadgroups; `threadgroup_spans_dropped` counts
+    /// the rest).
+    pub threadgroup_spans: Vec<ThreadgroupSpan>,
+    /// Threadgroups beyond the span limit, not listed in `threadgroup_spans`.
+    pub threadgroup_spans_dropped: u64,
+}
+
+impl Profile {
+    /// The most threadgroup spans a profile lists (keeps trace files of huge grids small).
+    pub const MAX_THREADGROUP_SPANS: usize = 100_000;
 }
 
 /// The values one register held for the 32 lanes of a SIMD-group.

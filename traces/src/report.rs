@@ -129,7 +129,7 @@ pub struct FindingReport {
 
 /// The summary of one simulated dispatch. Field names are stable: later versions add
 /// fields, never rename them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// The kernel's host name.
     pub kernel: String,

@@ -81,3 +81,156 @@ pub struct Trace {
     /// One SIMD-group's step-by-step record (`--record-simdgroup`).
     pub recording: Option<SimdgroupRecording>,
 }
+
+/// Why a trace file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file could not be opened, read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// The file is not a metalsim trace, or is truncated or corrupt.
+    #[error("{path}: not a readable metalsim trace file: {reason}")]
+    Malformed {
+        /// The file.
+        path: String,
+        /// What was wrong, with the position in the file where known.
+        reason: String,
+    },
+    /// A trace of another schema version.
+    #[error(
+        "{path}: trace schema version {found}, this metalsim reads version {expected}; \
+         write it again with this metalsim"
+    )]
+    Version {
+        /// The file.
+        path: String,
+        /// The version it holds.
+        found: u32,
+        /// The version this build reads.
+        expected: u32,
+    },
+}
+
+/// Just the header fields, read first so a foreign or newer file gets a clear error.
+#[derive(Deserialize)]
+struct Header {
+    format: Option<String>,
+    version: Option<u32>,
+}
+
+impl Trace {
+    /// The trace as JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a trace always serializes")
+    }
+
+    /// Reads a trace from JSON text; `path` names it in errors.
+    pub fn from_json(text: &str, path: &str) -> Result<Trace, TraceError> {
+        let malformed = |e: serde_json::Error| TraceError::Malformed {
+            path: path.to_string(),
+            reason: e.to_string(),
+        };
+        let header: Header = serde_json::from_str(text).map_err(malformed)?;
+        if header.format.as_deref() != Some(TRACE_FORMAT) {
+            return Err(TraceError::Malformed {
+                path: path.to_string(),
+                reason: format!("its `format` field is not \"{TRACE_FORMAT}\""),
+            });
+        }
+        match header.version {
+            Some(TRACE_VERSION) => {}
+            Some(found) => {
+                return Err(TraceError::Version {
+                    path: path.to_string(),
+                    found,
+                    expected: TRACE_VERSION,
+                });
+            }
+            None => {
+                return Err(TraceError::Malformed {
+                    path: path.to_string(),
+                    reason: "it has no `version` field".to_string(),
+                });
+            }
+        }
+        serde_json::from_str(text).map_err(malformed)
+    }
+
+    /// Writes the trace to `path`.
+    pub fn write_file(&self, path: &std::path::Path) -> Result<(), TraceError> {
+        std::fs::write(path, self.to_json()).map_err(|source| TraceError::Io {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+
+    /// Reads the trace file at `path`.
+    pub fn read_file(path: &std::path::Path) -> Result<Trace, TraceError> {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|source| TraceError::Io {
+            path: name.clone(),
+            source,
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| TraceError::Malformed {
+            path: name.clone(),
+            reason: format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()),
+        })?;
+        Trace::from_json(&text, &name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace() -> Trace {
+        Trace {
+            format: TRACE_FORMAT.to_string(),
+            version: TRACE_VERSION,
+            metalsim_version: "0.1.0".to_string(),
+            model: ModelInfo {
+                name: "m1".to_string(),
+                cores: 8,
+                ..ModelInfo::default()
+            },
+            report: Report::default(),
+            profile: Profile::default(),
+            sources: vec![SourceFile {
+                path: "k.metal".to_string(),
+                text: "kernel void k() {}\n".to_string(),
+            }],
+            isa: String::new(),
+            recording: None,
+        }
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let t = trace();
+        assert_eq!(Trace::from_json(&t.to_json(), "t").unwrap(), t);
+    }
+
+    #[test]
+    fn truncated_foreign_and_newer_files_are_errors() {
+        let json = trace().to_json();
+        let cut = Trace::from_json(&json[..json.len() / 2], "t.json").unwrap_err();
+        assert!(
+            cut.to_string()
+                .starts_with("t.json: not a readable metalsim trace")
+        );
+        let foreign = Trace::from_json("{\"format\":\"x\",\"version\":1}", "f").unwrap_err();
+        assert!(foreign.to_string().contains("`format`"), "{foreign}");
+        let newer = json.replacen(
+            &format!("\"version\":{TRACE_VERSION}"),
+            "\"version\":999",
+            1,
+        );
+        let e = Trace::from_json(&newer, "n").unwrap_err();
+        assert!(matches!(e, TraceError::Version { found: 999, .. }), "{e}");
+    }
+}
