@@ -1,5 +1,5 @@
 //! Property test: random small kernels (integer, float and narrow arithmetic, selects,
-//! shuffles, branches, loops with constant and per-thread trip counts, early returns,
+//! shuffles, branches, loops with constant, per-thread and uniform run-time trip counts, early returns,
 //! barriers, loads that may fall out of bounds) give bit-identical buffers and the same
 //! fault on the simulator with and without `optimize`, and still verify after it. The
 //! buffers are compared as they stand after the run, or at the fault: the lanes of a
@@ -52,6 +52,9 @@ enum Stmt {
     Loop(u8, Vec<Stmt>),
     /// The same with `n = value & 7`, different per thread.
     VarLoop(u8, Vec<Stmt>),
+    /// The same with `n = in[c] & 15` (for a constant `c`): a bound every lane reads
+    /// alike, known only at run time (the loop the optimizer unrolls by four).
+    UniformLoop(u8, Vec<Stmt>),
     /// `if ((value & 15) == 3) return;`
     Return(u8),
 }
@@ -80,8 +83,10 @@ fn stmt() -> impl Strategy<Value = Stmt> {
                 .prop_map(|(c, t, e)| Stmt::If(c, t, e)),
             (0u8..6, prop::collection::vec(inner.clone(), 1..5))
                 .prop_map(|(n, b)| Stmt::Loop(n, b)),
-            (any::<u8>(), prop::collection::vec(inner, 1..5))
+            (any::<u8>(), prop::collection::vec(inner.clone(), 1..5))
                 .prop_map(|(n, b)| Stmt::VarLoop(n, b)),
+            (0u8..64, prop::collection::vec(inner, 1..5))
+                .prop_map(|(c, b)| Stmt::UniformLoop(c, b)),
         ]
     })
 }
@@ -325,6 +330,17 @@ impl Writer {
                 self.line(&format!("{n} = and.u32 {a}, {seven}"));
                 self.counted(&n, body);
             }
+            Stmt::UniformLoop(c, body) => {
+                let c = self.constant("u32", &c.to_string());
+                let p = self.value();
+                self.line(&format!("{p} = ptradd.4 {}, {c}", self.in_base));
+                let r = self.value();
+                self.line(&format!("{r} = ld.device.u32 {p}"));
+                let fifteen = self.constant("u32", "15");
+                let n = self.value();
+                self.line(&format!("{n} = and.u32 {r}, {fifteen}"));
+                self.counted(&n, body);
+            }
         }
     }
 
@@ -443,5 +459,32 @@ proptest! {
         let (a, b) = (run(&base, seed), run(&opt, seed));
         prop_assert_eq!(&a.fault, &b.fault, "faults differ\n{}\n{}", text, opt.functions[0]);
         prop_assert!(a.buffers == b.buffers, "buffers differ\n{}\n{}", text, opt.functions[0]);
+    }
+}
+
+/// The generator reaches the run-time unrolling: a loop over a bound read from the input
+/// becomes a main loop (its guard clamps the bound with `max`) and a remainder, and both
+/// versions agree for several inputs (bounds of 0 to 15 iterations).
+#[test]
+fn uniform_loops_are_unrolled_and_agree() {
+    let body = [
+        Stmt::Store(0),
+        Stmt::UniformLoop(
+            5,
+            vec![Stmt::Load(2), Stmt::Int(0, 1, 0, 0), Stmt::Store(1)],
+        ),
+        Stmt::Store(3),
+    ];
+    let text = kernel_text(&body);
+    let base = parse_module(&text).unwrap();
+    let mut opt = base.clone();
+    optimize(&mut opt.functions[0]);
+    verify_function(&opt.functions[0], 0).unwrap();
+    let printed = opt.functions[0].to_string();
+    assert!(printed.contains("max.u32"), "not unrolled:\n{printed}");
+    for seed in 0..8 {
+        let (a, b) = (run(&base, seed), run(&opt, seed));
+        assert_eq!(a.fault, b.fault, "{text}\n{printed}");
+        assert!(a.buffers == b.buffers, "{text}\n{printed}");
     }
 }

@@ -1,11 +1,13 @@
 //! Induction-variable strength reduction: in a loop where `i` steps by `s` each
 //! iteration, `i * x` (with `x` the same in every iteration) becomes a value of its own
 //! that starts at `i0 * x` and steps by `s * x`: an addition per iteration instead of a
-//! multiplication. And `i + x`, when `i` serves for nothing else, becomes a variable that
-//! starts at `i0 + x` and steps by `s`, so `i` and its update go.
+//! multiplication; so does `(i + c) * x` for a constant `c` (the copies of an unrolled
+//! loop), starting at `(i0 + c) * x`. And `i + x`, when `i` serves for nothing else,
+//! becomes a variable that starts at `i0 + x` and steps by `s`, so `i` and its update go.
 //!
 //! Exact for every integer type: integer arithmetic is modulo 2^width, where
-//! `(i0 + t*s) * x = i0*x + t*(s*x)` and `(i0 + t*s) + x = (i0 + x) + t*s`.
+//! `(i0 + t*s) * x = i0*x + t*(s*x)`, `(i0 + t*s + c) * x = (i0 + c)*x + t*(s*x)` and
+//! `(i0 + t*s) + x = (i0 + x) + t*s`.
 
 use crate::cfg::Cfg;
 use crate::entity::Value;
@@ -40,6 +42,8 @@ struct Candidate {
     iv: usize,
     step: Value,
     factor: Value,
+    /// The constant `c` of a product `(i + c) * x`.
+    offset: Option<Value>,
     product: Value,
 }
 
@@ -96,10 +100,31 @@ fn find_candidate(f: &Function) -> Option<Candidate> {
                     {
                         continue;
                     }
-                    let factor = match (inst.args[0] == p, inst.args[1] == p) {
-                        (true, _) => inst.args[1],
-                        (_, true) => inst.args[0],
-                        _ => continue,
+                    // `i * x`, or (products only) `(i + c) * x` for a constant `c`,
+                    // as an unrolled loop's copies compute.
+                    let offset_of = |v: Value| -> Option<Value> {
+                        let Def::Inst(_, d) = defs[v.index()] else {
+                            return None;
+                        };
+                        let add = f.inst(d);
+                        if inst.op != Op::Mul || add.op != Op::Add || add.ty != inst.ty {
+                            return None;
+                        }
+                        let c = match (add.args[0] == p, add.args[1] == p) {
+                            (true, _) => add.args[1],
+                            (_, true) => add.args[0],
+                            _ => return None,
+                        };
+                        consts[c.index()].is_some().then_some(c)
+                    };
+                    let (factor, offset) = match (inst.args[0] == p, inst.args[1] == p) {
+                        (true, _) => (inst.args[1], None),
+                        (_, true) => (inst.args[0], None),
+                        _ => match (offset_of(inst.args[0]), offset_of(inst.args[1])) {
+                            (Some(c), _) => (inst.args[1], Some(c)),
+                            (_, Some(c)) => (inst.args[0], Some(c)),
+                            _ => continue,
+                        },
                     };
                     // A constant factor is better left to strength reduction (a shift).
                     if invariant(factor) && consts[factor.index()].is_none() {
@@ -111,6 +136,7 @@ fn find_candidate(f: &Function) -> Option<Candidate> {
                             iv: k,
                             step,
                             factor,
+                            offset,
                             product: inst.results[0],
                         });
                     }
@@ -128,7 +154,15 @@ fn apply(f: &mut Function, c: &Candidate) {
     };
     let loc = f.block(c.header).term_loc;
     // In the preheader: the first value and the step of the new variable.
-    let start = new_inst(f, c.op, ty, vec![init[c.iv], c.factor], loc);
+    let first = match c.offset {
+        Some(off) => {
+            let shifted = new_inst(f, Op::Add, ty, vec![init[c.iv], off], loc);
+            f.blocks[c.preheader.index()].insts.push(shifted);
+            f.insts[shifted.index()].results[0]
+        }
+        None => init[c.iv],
+    };
+    let start = new_inst(f, c.op, ty, vec![first, c.factor], loc);
     let start_v = f.insts[start.index()].results[0];
     f.blocks[c.preheader.index()].insts.push(start);
     let stride_v = if c.op == Op::Mul {

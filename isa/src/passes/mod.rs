@@ -32,8 +32,11 @@ mod licm;
 mod loops;
 mod ranges;
 mod rotate;
+mod runtime_unroll;
+mod schedule;
 mod simplify_cfg;
 mod strength;
+mod uniform;
 mod unroll;
 
 pub use address::fold_addresses;
@@ -45,6 +48,8 @@ pub use induction::reduce_induction_variables;
 pub use licm::hoist_loop_invariants;
 pub use ranges::{MAX_THREADS_PER_THREADGROUP, SIMD_WIDTH};
 pub use rotate::{MAX_HEADER, rotate_loops};
+pub use runtime_unroll::unroll_runtime_loops;
+pub use schedule::schedule_loads;
 pub use simplify_cfg::simplify_cfg;
 pub use strength::reduce_strength;
 pub use unroll::{MAX_TRIPS, MAX_UNROLLED, unroll_loops};
@@ -56,7 +61,7 @@ use crate::verify::verify_function;
 pub type Pass = fn(&mut Function) -> usize;
 
 /// Every pass with its name, in the order [`optimize`] first runs them.
-pub const PASSES: [(&str, Pass); 13] = [
+pub const PASSES: [(&str, Pass); 15] = [
     ("simplify_cfg", simplify_cfg),
     ("fold", fold_constants),
     ("copy_prop", propagate_copies),
@@ -64,10 +69,12 @@ pub const PASSES: [(&str, Pass); 13] = [
     ("dce", eliminate_dead_code),
     ("licm", hoist_loop_invariants),
     ("unroll", unroll_loops),
+    ("unroll_runtime", unroll_runtime_loops),
     ("address", fold_addresses),
     ("strength", reduce_strength),
     ("induction", reduce_induction_variables),
     ("rotate", rotate_loops),
+    ("schedule", schedule_loads),
     ("cleanup", cleanup),
     ("optimize", optimize_counted),
 ];
@@ -79,8 +86,10 @@ pub fn pass_by_name(name: &str) -> Option<Pass> {
 
 /// The optimization pipeline: CFG simplification, then folding, copy propagation, value
 /// numbering and dead-code elimination to a fixed point, loop-invariant code motion, full
-/// unrolling of small constant loops, address folding, strength reduction (of powers of
-/// two and of induction-variable products), and loop rotation, with clean-ups in between.
+/// unrolling of small constant loops, unrolling by four of counted loops with a
+/// run-time trip count the SIMD-group agrees on, address folding, strength reduction (of powers of
+/// two and of induction-variable products), loop rotation, with clean-ups in between, and
+/// last the scheduling of loads early in their blocks.
 /// The result passes the verifier when the input does; a function the verifier rejects is
 /// left as it is.
 pub fn optimize(f: &mut Function) {
@@ -102,9 +111,11 @@ fn optimize_counted(f: &mut Function) -> usize {
         }
         n += unrolled + cleanup(f);
     }
+    n += unroll_runtime_loops(f) + cleanup(f);
     n += fold_addresses(f) + reduce_strength(f) + cleanup(f);
     n += hoist_loop_invariants(f) + reduce_induction_variables(f) + cleanup(f);
     n += rotate_loops(f) + cleanup(f);
+    n += schedule_loads(f);
     edit::compact_instructions(f);
     n
 }
