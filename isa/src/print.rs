@@ -21,7 +21,7 @@ use std::fmt::{self, Write};
 use crate::function::{Function, KernelParam, Module, SrcLoc, Terminator};
 use crate::op::Op;
 use crate::types::Type;
-use crate::{Block, Value};
+use crate::{Block, Inst, Value};
 
 /// The mnemonic of an operation without its type suffix (`add`, `cmp.lt`, `ld.device`).
 pub(crate) fn mnemonic(op: Op) -> String {
@@ -158,6 +158,59 @@ fn write_param(out: &mut String, p: &KernelParam) {
     );
 }
 
+fn write_inst(out: &mut String, f: &Function, i: Inst) {
+    let inst = f.inst(i);
+    if !inst.results.is_empty() {
+        write_values(out, &inst.results);
+        out.push_str(" = ");
+    }
+    out.push_str(&mnemonic(inst.op));
+    if inst.op.implied_type().is_none() {
+        let _ = write!(out, ".{}", inst.ty);
+    }
+    if let Op::Const(bits) = inst.op {
+        let _ = write!(out, " {}", constant_text(inst.ty, bits));
+    }
+    if !inst.args.is_empty() {
+        out.push(' ');
+        write_values(out, &inst.args);
+    }
+}
+
+fn write_terminator(out: &mut String, term: &Terminator) {
+    match term {
+        Terminator::Ret => out.push_str("ret"),
+        Terminator::Br(t, args) => {
+            out.push_str("br ");
+            write_target(out, *t, args);
+        }
+        Terminator::BrIf { cond, then_, else_ } => {
+            let _ = write!(out, "br_if {cond}, ");
+            write_target(out, then_.0, &then_.1);
+            out.push_str(", ");
+            write_target(out, else_.0, &else_.1);
+        }
+    }
+}
+
+impl Function {
+    /// One instruction in the text format, without indentation or source location
+    /// (`v3 = ld.device.f32 v2`).
+    pub fn inst_text(&self, i: Inst) -> String {
+        let mut out = String::new();
+        write_inst(&mut out, self, i);
+        out
+    }
+
+    /// A block's terminator in the text format, without indentation or source location
+    /// (`br_if v6, bb1(v4), bb2`).
+    pub fn terminator_text(&self, b: Block) -> String {
+        let mut out = String::new();
+        write_terminator(&mut out, &self.block(b).term);
+        out
+    }
+}
+
 /// Prints one function in the text format.
 pub fn function_text(f: &Function) -> String {
     let mut out = String::new();
@@ -194,41 +247,14 @@ pub fn function_text(f: &Function) -> String {
         }
         out.push_str(":\n");
         for &i in &data.insts {
-            let inst = f.inst(i);
             let mut line = String::from("  ");
-            if !inst.results.is_empty() {
-                write_values(&mut line, &inst.results);
-                line.push_str(" = ");
-            }
-            line.push_str(&mnemonic(inst.op));
-            if inst.op.implied_type().is_none() {
-                let _ = write!(line, ".{}", inst.ty);
-            }
-            if let Op::Const(bits) = inst.op {
-                let _ = write!(line, " {}", constant_text(inst.ty, bits));
-            }
-            if !inst.args.is_empty() {
-                line.push(' ');
-                write_values(&mut line, &inst.args);
-            }
+            write_inst(&mut line, f, i);
             write_loc(&mut line, f.inst_locs[i.index()]);
             out.push_str(&line);
             out.push('\n');
         }
         let mut line = String::from("  ");
-        match &data.term {
-            Terminator::Ret => line.push_str("ret"),
-            Terminator::Br(t, args) => {
-                line.push_str("br ");
-                write_target(&mut line, *t, args);
-            }
-            Terminator::BrIf { cond, then_, else_ } => {
-                let _ = write!(line, "br_if {cond}, ");
-                write_target(&mut line, then_.0, &then_.1);
-                line.push_str(", ");
-                write_target(&mut line, else_.0, &else_.1);
-            }
-        }
+        write_terminator(&mut line, &data.term);
         write_loc(&mut line, data.term_loc);
         out.push_str(&line);
         out.push('\n');
@@ -263,5 +289,34 @@ impl fmt::Display for Function {
 impl fmt::Display for Module {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&module_text(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse_module;
+
+    /// Each instruction and terminator of `text`'s first function printed alone must be
+    /// its line in the text, without indentation and location.
+    fn check(text: &str) {
+        let m = parse_module(text).unwrap();
+        let f = &m.functions[0];
+        let mut lines = text
+            .lines()
+            .filter(|l| l.starts_with("  ") && !l.trim_start().starts_with("param"))
+            .map(|l| l.trim().split("  @").next().unwrap().to_string());
+        for b in f.block_ids() {
+            for &i in &f.block(b).insts {
+                assert_eq!(f.inst_text(i), lines.next().unwrap());
+            }
+            assert_eq!(f.terminator_text(b), lines.next().unwrap());
+        }
+    }
+
+    #[test]
+    fn one_instruction_prints_as_its_line() {
+        check(
+            "kernel k {\n  param buffer(0) a device type \"float\" size 4 align 4\nbb0:\n  v0 = buffer_addr.0\n  v1 = sreg.thread_position_in_grid.x  @3:7\n  v2 = ptradd.4 v0, v1\n  v3 = ld.device.f32 v2  @4:12\n  v4 = const.f32 1.5\n  v5 = cmp.lt.f32 v3, v4\n  br_if v5, bb1(v3), bb2  @5:3\nbb1(v6:f32):\n  st.device.f32 v2, v6\n  br bb2\nbb2:\n  ret\n}\n",
+        );
     }
 }

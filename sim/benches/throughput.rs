@@ -1,12 +1,13 @@
 //! Simulator throughput: simulated SIMD-group instructions per second of wall time on the
-//! examples and a few heavier kernels, with the timing model on and off, each against a
+//! examples and a few heavier kernels, with the timing model on (`full`), on with the
+//! profile counted (`profile`) and off, each against a
 //! plain single-threaded Rust implementation of the same computation (the slowdown versus
 //! native code is measured in the same run), and the peak memory of each run.
 //!
 //! `cargo bench -p metalsim-sim --bench throughput` prints a Markdown table (the one in
 //! `docs/performance.md`). Environment:
 //! - `METALSIM_BENCH=matmul_tiled` runs only the cases whose name contains it;
-//! - `METALSIM_BENCH_TIMING=off` (or `full`) runs only that timing mode;
+//! - `METALSIM_BENCH_TIMING=off` (or `full`, or `profile`) runs only that timing mode;
 //! - `METALSIM_BENCH_QUICK=1` shrinks the two heavy cases (tiled matrix multiply to
 //!   N = 256, the reduction to 1M elements) for a quick look;
 //! - `METALSIM_BENCH_REPEAT=n` keeps the best of `n` simulator runs (default 1: the
@@ -286,12 +287,17 @@ fn main() {
         let launch = spec.resolve(function, 16 << 30).unwrap();
         let buffer_bytes: u64 = launch.buffers.iter().map(|b| b.bytes.len() as u64).sum();
         let native = (c.native)(&launch);
-        for (mode, timing) in [("full", true), ("off", false)] {
+        for (mode, timing, profile) in [
+            ("full", true, false),
+            ("profile", true, true),
+            ("off", false, false),
+        ] {
             if !timing_only.is_empty() && timing_only != mode {
                 continue;
             }
             let opts = RunOptions {
                 timing,
+                profile,
                 ..RunOptions::default()
             };
             if !reset_peak() {

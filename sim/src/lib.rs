@@ -92,6 +92,7 @@ mod memory;
 mod outcome;
 mod program;
 mod progress;
+mod record;
 mod regalloc;
 mod regs;
 mod run;

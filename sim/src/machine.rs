@@ -3,7 +3,8 @@
 //! timing model, or the untimed round robin) decides which SIMD-group runs next and calls
 //! [`Machine::step`].
 
-use metalsim_isa::{AtomicOp, Module, OpClass, Space};
+use metalsim_isa::{AtomicOp, Function, Module, OpClass, Space};
+use metalsim_traces::SimdgroupRecording;
 
 use crate::dispatch::{Geometry, LANES, Shape};
 use crate::exec::{self, Access, Context, Effect, Executed};
@@ -11,8 +12,9 @@ use crate::fault::{FaultKind, Finding, KernelFault, Trap};
 use crate::memory::{AccessKind, Memory, Spaces};
 use crate::program::{Kind, Program};
 use crate::progress::Progress;
+use crate::record::{self, Recorder, RegisterMap};
 use crate::regs::Registers;
-use crate::sanitize::{Cell, Pending, Sanitizer, TgShadow, cells_for};
+use crate::sanitize::{Pending, Sanitizer, Shadow, TgShadow, cells_for};
 use crate::simt::Reconvergence;
 
 /// Whether a SIMD-group can run.
@@ -56,8 +58,8 @@ pub(crate) struct Threadgroup {
     pub live: u32,
     /// SIMD-groups waiting at a barrier.
     pub waiting: u32,
-    /// The sanitizer's shadow of its threadgroup memory, one cell per 4-byte word.
-    pub shadow: Vec<Cell>,
+    /// The sanitizer's shadow of its threadgroup memory.
+    pub shadow: Shadow,
     /// Its instance stamp (see `sanitize`).
     pub instance: u32,
     /// The stamp of its current interval between barriers.
@@ -165,7 +167,7 @@ pub(crate) struct Machine<'a> {
     budget: u64,
     spare: Vec<SimdGroup>,
     spare_blocks: Vec<Vec<u8>>,
-    spare_shadows: Vec<Vec<Cell>>,
+    spare_shadows: Vec<Shadow>,
     sanitizer: Sanitizer,
     /// The next instance or interval stamp of the sanitizer.
     next_stamp: u32,
@@ -173,6 +175,8 @@ pub(crate) struct Machine<'a> {
     findings: Vec<(Finding, u32)>,
     /// Where finished threadgroups are counted for a watcher.
     progress: Option<&'a Progress>,
+    /// The step-by-step record of one SIMD-group, when asked for.
+    recorder: Option<Box<Recorder>>,
 }
 
 impl<'a> Machine<'a> {
@@ -202,7 +206,41 @@ impl<'a> Machine<'a> {
             next_stamp: 1,
             findings: Vec::new(),
             progress: None,
+            recorder: None,
         }
+    }
+
+    /// Records SIMD-group `simdgroup` of the threadgroup at `threadgroup` step by step
+    /// (`f` is the function the program was decoded from, for the registers' names).
+    /// Whether that SIMD-group exists in the dispatch; when it does not, nothing is
+    /// recorded.
+    pub fn record(&mut self, f: &Function, threadgroup: [u32; 3], simdgroup: u32) -> bool {
+        let groups = self.geometry.groups;
+        if (0..3).any(|d| threadgroup[d] >= groups[d]) {
+            return false;
+        }
+        let [x, y, z] = threadgroup.map(|c| c as u64);
+        let linear = x + groups[0] as u64 * (y + groups[1] as u64 * z);
+        if simdgroup >= self.geometry.shape(linear).simdgroups() {
+            return false;
+        }
+        let map = RegisterMap::new(f, self.program);
+        self.recorder = Some(Box::new(Recorder::new(threadgroup, simdgroup, map)));
+        true
+    }
+
+    /// Tells the recorder (if any) the cycle the next step issues at.
+    #[inline]
+    pub fn set_cycle(&mut self, cycle: u64) {
+        if let Some(r) = self.recorder.as_deref_mut() {
+            r.set_cycle(cycle);
+        }
+    }
+
+    /// The step-by-step record asked for with [`Machine::record`] (`None` when none was,
+    /// or the SIMD-group does not exist).
+    pub fn take_recording(&mut self) -> Option<SimdgroupRecording> {
+        self.recorder.take().map(|r| r.into_recording())
     }
 
     /// Counts finished threadgroups in `progress` (its total set to the dispatch's).
@@ -256,9 +294,8 @@ impl<'a> Machine<'a> {
         }
         self.counters.threadgroups += 1;
         self.counters.simdgroups += n as u64;
-        // Stale cells need no clearing: the new instance stamp makes them empty.
         let mut shadow = self.spare_shadows.pop().unwrap_or_default();
-        shadow.resize(cells_for(self.memory.threadgroup_bytes), Cell::default());
+        shadow.start(cells_for(self.memory.threadgroup_bytes));
         let instance = self.next_stamp;
         self.next_stamp = self.next_stamp.wrapping_add(2);
         let tg = Threadgroup {
@@ -370,12 +407,19 @@ impl<'a> Machine<'a> {
             access: &mut self.access,
             sanitizer: &mut self.sanitizer,
             shadow: TgShadow {
-                cells: &mut tg.shadow,
+                shadow: &mut tg.shadow,
                 instance: tg.instance,
                 interval: tg.interval,
             },
         };
         let c = &mut self.counters;
+        // Chosen once per call, so a run without a recording pays one predictable
+        // branch per step.
+        let mut recorder = self
+            .recorder
+            .as_deref_mut()
+            .filter(|r| r.records(tg.shape.pos, group.index));
+        let recording = recorder.is_some();
         let mut n = 0u64;
         let stop = loop {
             if c.simd_instructions >= self.budget {
@@ -393,7 +437,11 @@ impl<'a> Machine<'a> {
                 };
                 break Err((trap, pc));
             }
-            let ex = match exec::execute(&mut cx, &mut group.regs, &mut group.simt) {
+            let result = match recorder.as_deref_mut() {
+                None => exec::execute(&mut cx, &mut group.regs, &mut group.simt),
+                Some(r) => record::execute(r, &mut cx, &mut group.regs, &mut group.simt),
+            };
+            let ex = match result {
                 Ok(ex) => ex,
                 Err(trap) => break Err((trap, group.simt.top().map_or(0, |t| t.0))),
             };
@@ -482,6 +530,13 @@ impl<'a> Machine<'a> {
                 *released = tg.try_release(&mut self.sanitizer, &mut self.next_stamp);
             }
             _ => {}
+        }
+        if recording
+            && let Effect::Barrier { released: true } | Effect::Exit { released: true, .. } =
+                ex.effect
+            && let Some(r) = self.recorder.as_deref_mut()
+        {
+            r.released();
         }
         if self.sanitizer.has_pending() {
             self.locate_findings(id);

@@ -259,6 +259,33 @@ impl Located {
     }
 }
 
+/// The bits in which some active lane's address differs from `first`. Branch-free; with
+/// all 32 lanes active (the common case) the loop vectorizes.
+#[inline(always)]
+pub(crate) fn active_bits_differ(addrs: &[u64; 32], mask: u32, first: u64) -> u64 {
+    if mask == u32::MAX {
+        return addrs.iter().fold(0, |d, &a| d | (a ^ first));
+    }
+    let mut differ = 0u64;
+    for (lane, &a) in addrs.iter().enumerate() {
+        let keep = 0u64.wrapping_sub((mask >> lane & 1) as u64);
+        differ |= (a ^ first) & keep;
+    }
+    differ
+}
+
+/// The largest offset of an active lane's address (a scalar loop: the 64-bit maximum
+/// does not vectorize on baseline x86-64, so it runs only when the cheap bound fails).
+fn max_offset(addrs: &[u64; 32], mask: u32) -> u64 {
+    addrs
+        .iter()
+        .enumerate()
+        .filter(|&(lane, _)| mask >> lane & 1 != 0)
+        .map(|(_, &a)| a & OFFSET_MASK)
+        .max()
+        .unwrap_or(0)
+}
+
 /// The offset part of an address.
 #[inline(always)]
 pub(crate) fn offset_of(addr: u64) -> u64 {
@@ -283,15 +310,10 @@ impl Regions {
             return None;
         }
         let first = addrs[mask.trailing_zeros() as usize];
-        // Branch-free over all lanes (inactive ones stand in for the first) so it
-        // vectorizes.
-        let (mut differ, mut max_off, mut low) = (0u64, 0u64, 0u64);
-        for (i, &a) in addrs.iter().enumerate() {
-            let a = if mask >> i & 1 != 0 { a } else { first };
-            differ |= a ^ first;
-            max_off = max_off.max(a & OFFSET_MASK);
-            low |= a;
-        }
+        let differ = active_bits_differ(addrs, mask, first);
+        // Every active address has only bits of `first | differ`, which is also their OR
+        // (`first` is one of them): its offset bounds every lane's offset from above.
+        let any = first | differ;
         let id = (first >> OFFSET_BITS) as usize;
         let r = self.0.get(id)?;
         let space_ok = match r.storage {
@@ -299,12 +321,13 @@ impl Regions {
             Storage::Threadgroup(_) => space == Space::Threadgroup,
             Storage::Thread(_) => space == Space::Thread,
         };
+        let in_bounds = |max_off: u64| max_off + bytes as u64 <= r.size;
         let ok = id != 0
             && differ >> OFFSET_BITS == 0
             && space_ok
-            && max_off + bytes as u64 <= r.size
-            && low & (bytes as u64 - 1) == 0
-            && (kind == AccessKind::Load || r.writable);
+            && any & (bytes as u64 - 1) == 0
+            && (kind == AccessKind::Load || r.writable)
+            && (in_bounds(any & OFFSET_MASK) || in_bounds(max_offset(addrs, mask)));
         ok.then_some(match r.storage {
             Storage::Global(i) => Located::Global(i, 0),
             Storage::Threadgroup(base) => Located::Threadgroup(base as usize),

@@ -9,8 +9,8 @@
 //! one side table, [`Program::operands`], so the common instruction stays small.
 
 use metalsim_isa::{
-    AtomicOp, BarrierScope, Block, Cfg, CmpCond, Function, IntFn, MathFn, Op, OpClass, SimdOp,
-    Space, SpecialReg, SrcLoc, Terminator, Type, Value,
+    AtomicOp, BarrierScope, Block, Cfg, CmpCond, Function, Inst, IntFn, MathFn, Op, OpClass,
+    SimdOp, Space, SpecialReg, SrcLoc, Terminator, Type, Value,
 };
 
 use crate::alu::{FloatBinOp, FloatTy, FloatUnOp, IntBinOp, IntUnOp, Width};
@@ -195,6 +195,15 @@ pub(crate) struct Edge {
     pub copies_end: u32,
 }
 
+/// Where a decoded instruction came from in the ISA function, for profiles.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Origin {
+    /// Its block.
+    pub block: Block,
+    /// The instruction, or `None` for the block's terminator.
+    pub inst: Option<Inst>,
+}
+
 /// A decoded kernel.
 #[derive(Clone, Debug)]
 pub(crate) struct Program {
@@ -202,6 +211,8 @@ pub(crate) struct Program {
     pub insts: Vec<Instr>,
     /// Source location of each instruction.
     pub locs: Vec<SrcLoc>,
+    /// The ISA instruction or terminator each instruction was decoded from.
+    pub origins: Vec<Origin>,
     /// Scoreboard dependencies of each instruction.
     pub deps: Vec<Deps>,
     /// Edges of branches.
@@ -238,6 +249,7 @@ pub(crate) fn decode(f: &Function, addresses: &AddressMap, math: Precision) -> P
         p: Program {
             insts: Vec::new(),
             locs: Vec::new(),
+            origins: Vec::new(),
             deps: Vec::new(),
             edges: Vec::new(),
             copies: Vec::new(),
@@ -301,8 +313,16 @@ impl Decoder<'_> {
                 let loc = f.inst_locs[i.index()];
                 let (ins, deps) = self.instruction(inst.op, inst.ty, &inst.args, &inst.results);
                 self.push(ins, deps, loc);
+                self.p.origins.push(Origin {
+                    block: b,
+                    inst: Some(i),
+                });
             }
             self.terminator(b, &mut pending);
+            self.p.origins.push(Origin {
+                block: b,
+                inst: None,
+            });
         }
         for pe in pending {
             self.p.edges[pe.edge].target = self.block_start[pe.block.index()];

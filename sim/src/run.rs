@@ -83,11 +83,15 @@ pub fn run_with_progress(
     if let Some(p) = progress {
         machine.watch(p);
     }
+    if let Some((tg, sg)) = options.record_simdgroup {
+        machine.record(f, tg, sg);
+    }
     let report = if options.timing {
-        Model::new(gpu).run(&mut machine)
+        Model::new(gpu, options.profile.then_some(f)).run(&mut machine)
     } else {
         Untimed.run(&mut machine)
     };
+    let recording = machine.take_recording();
     let (buffers, c, mut findings) = machine.finish();
     // The fault that stopped the run is the last finding.
     if let Some(f) = &report.fault {
@@ -115,8 +119,8 @@ pub fn run_with_progress(
         timing: report.summary,
         fault: report.fault,
         findings,
-        profile: None,
-        recording: None,
+        profile: report.profile,
+        recording,
     })
 }
 

@@ -31,7 +31,7 @@
 //! thread and address and a count of the instruction's executions that showed it.
 
 use crate::fault::{FaultKind, Trap};
-use crate::memory::{OFFSET_BITS, Regions, Storage, offset_of};
+use crate::memory::{OFFSET_BITS, Regions, Storage, active_bits_differ, offset_of};
 use crate::simt::LaneMask;
 
 /// No SIMD-group (in [`Cell::writer`] and [`Cell::reader`]).
@@ -83,10 +83,63 @@ pub(crate) enum Touch {
     },
 }
 
-/// One resident threadgroup's shadow of its threadgroup memory.
+/// The most reads a threadgroup's [`ReadLog`] holds before it applies them.
+const LOG_CAPACITY: usize = 512;
+
+/// One resident threadgroup's shadow of its threadgroup memory: a cell per 4-byte word,
+/// how many are fully written, and the reads not yet applied to the cells.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Shadow {
+    cells: Vec<Cell>,
+    /// Cells whose four bytes were all written in the current threadgroup instance.
+    full: usize,
+    log: ReadLog,
+}
+
+impl Shadow {
+    /// Readies the shadow for a new threadgroup instance of `cells` cells (stale cells
+    /// need no clearing: the new instance stamp makes them empty).
+    pub fn start(&mut self, cells: usize) {
+        self.cells.resize(cells, Cell::default());
+        self.full = 0;
+        self.log.interval = None;
+        self.log.entries.clear();
+    }
+}
+
+/// Reads of the current interval not yet applied to the cells.
+///
+/// While no SIMD-group has written threadgroup memory in an interval and every byte of it
+/// has been written in the threadgroup, a read can find nothing (no race without a write
+/// in the interval, nothing uninitialized): what it leaves in the cells only matters to
+/// later accesses of the interval. Such reads are logged and applied, in order, only
+/// before the next access that is not logged; at the barrier the log is dropped, since a
+/// new interval forgets the reads anyway. Kernels that read their tiles between barriers
+/// (the tiled matrix multiply) skip the per-lane cell updates of those reads entirely.
+#[derive(Clone, Debug, Default)]
+struct ReadLog {
+    /// The interval the log belongs to (any other means it is empty).
+    interval: Option<u32>,
+    /// A write or atomic touched the cells in this interval: reads are applied at once.
+    wrote: bool,
+    entries: Vec<LoggedRead>,
+}
+
+/// A read of at most 4 bytes per lane in one threadgroup region (the fast path).
+#[derive(Clone, Debug)]
+struct LoggedRead {
+    addrs: [u64; 32],
+    mask: LaneMask,
+    base: usize,
+    low: u8,
+    me: u8,
+    pc: u32,
+}
+
+/// One resident threadgroup's shadow, as an access sees it.
 pub(crate) struct TgShadow<'a> {
-    /// One cell per byte of the threadgroup's block.
-    pub cells: &'a mut [Cell],
+    /// The cells and the read log.
+    pub shadow: &'a mut Shadow,
     /// The threadgroup's instance stamp.
     pub instance: u32,
     /// The current interval's stamp.
@@ -357,21 +410,48 @@ impl Sanitizer {
             return;
         };
         let n = bytes as usize;
-        if active_bits_differ(addrs, mask, first) >> OFFSET_BITS == 0 && n <= 4 {
+        let fast = active_bits_differ(addrs, mask, first) >> OFFSET_BITS == 0 && n <= 4;
+        let low = ((1u32 << n.min(4)) - 1) as u8;
+        let sh = &mut *shadow.shadow;
+        if sh.log.interval != Some(interval) {
+            sh.log.interval = Some(interval);
+            sh.log.wrote = false;
+            sh.log.entries.clear();
+        }
+        let quiet = !sh.log.wrote && sh.full == sh.cells.len();
+        if fast && quiet && access == Touch::Read {
+            if sh.log.entries.len() == LOG_CAPACITY {
+                sh.apply_log(instance);
+            }
+            sh.log.entries.push(LoggedRead {
+                addrs: *addrs,
+                mask,
+                base: base0,
+                low,
+                me,
+                pc,
+            });
+            return;
+        }
+        sh.apply_log(instance);
+        if access != Touch::Read {
+            sh.log.wrote = true;
+        }
+        let full = &mut sh.full;
+        if fast {
             // Fast path: one region, and each lane's bytes within one word (accesses are
             // aligned to their size).
-            let low = ((1u32 << n) - 1) as u8;
-            let cells = &mut *shadow.cells;
+            let cells = &mut sh.cells;
             (race, uninit) = match access {
                 Touch::Read => fast_lanes(cells, base0, addrs, mask, low, true, |c, b| {
                     touch_read(c, b, interval, instance, me, pc)
                 }),
                 Touch::Write => fast_lanes(cells, base0, addrs, mask, low, false, |c, b| {
-                    touch_write(c, b, interval, instance, me, pc)
+                    touch_write(c, b, interval, instance, me, pc, full)
                 }),
                 Touch::Atomic { reads, writes } => {
                     fast_lanes(cells, base0, addrs, mask, low, true, |c, b| {
-                        touch_atomic(c, b, interval, instance, reads, writes)
+                        touch_atomic(c, b, interval, instance, reads, writes, full)
                     })
                 }
             };
@@ -397,14 +477,14 @@ impl Sanitizer {
                 let lo = (word * 4).max(at) - word * 4;
                 let hi = (word * 4 + 4).min(end) - word * 4;
                 let bytes = ((1u32 << hi) - (1u32 << lo)) as u8;
-                let Some(c) = shadow.cells.get_mut(word) else {
+                let Some(c) = sh.cells.get_mut(word) else {
                     break;
                 };
                 let found = match access {
                     Touch::Read => touch_read(c, bytes, interval, instance, me, pc),
-                    Touch::Write => touch_write(c, bytes, interval, instance, me, pc),
+                    Touch::Write => touch_write(c, bytes, interval, instance, me, pc, full),
                     Touch::Atomic { reads, writes } => {
-                        touch_atomic(c, bytes, interval, instance, reads, writes)
+                        touch_atomic(c, bytes, interval, instance, reads, writes, full)
                     }
                 };
                 if found.uninit && uninit.is_none() {
@@ -420,7 +500,30 @@ impl Sanitizer {
         }
         self.report_threadgroup(regions, access, (race, uninit), simd, pc);
     }
+}
 
+impl Shadow {
+    /// Applies the logged reads to the cells, in order. They find nothing (see
+    /// [`ReadLog`]).
+    fn apply_log(&mut self, instance: u32) {
+        let Some(interval) = self.log.interval else {
+            return;
+        };
+        for r in self.log.entries.drain(..) {
+            fast_lanes(
+                &mut self.cells,
+                r.base,
+                &r.addrs,
+                r.mask,
+                r.low,
+                true,
+                |c, b| touch_read(c, b, interval, instance, r.me, r.pc),
+            );
+        }
+    }
+}
+
+impl Sanitizer {
     /// Reports what a threadgroup access found, once per instruction and kind.
     fn report_threadgroup(
         &mut self,
@@ -543,21 +646,6 @@ fn fast_lanes(
     (race, uninit)
 }
 
-/// The bits in which some active lane's address differs from `first`. Branch-free; with
-/// all 32 lanes active (the common case) the loop vectorizes.
-#[inline(always)]
-fn active_bits_differ(addrs: &[u64; 32], mask: LaneMask, first: u64) -> u64 {
-    if mask == LaneMask::MAX {
-        return addrs.iter().fold(0, |d, &a| d | (a ^ first));
-    }
-    let mut differ = 0u64;
-    for (lane, &a) in addrs.iter().enumerate() {
-        let keep = 0u64.wrapping_sub((mask >> lane & 1) as u64);
-        differ |= (a ^ first) & keep;
-    }
-    differ
-}
-
 /// Forgets a cell's accesses from an earlier interval.
 #[inline(always)]
 fn refresh(c: &mut Cell, interval: u32) {
@@ -596,9 +684,27 @@ fn touch_read(c: &mut Cell, bytes: u8, interval: u32, instance: u32, me: u8, pc:
     Found { uninit, race }
 }
 
+/// Marks `bytes` of a cell written in threadgroup instance `instance`, counting the
+/// cells that become fully written in `full`.
+#[inline(always)]
+fn initialize(c: &mut Cell, bytes: u8, instance: u32, full: &mut usize) {
+    let before = initialized(c, instance);
+    c.init = before | bytes;
+    c.written_in = instance;
+    *full += (before != 0xf && c.init == 0xf) as usize;
+}
+
 /// A plain write of `bytes` of a word by SIMD-group `me`.
 #[inline(always)]
-fn touch_write(c: &mut Cell, bytes: u8, interval: u32, instance: u32, me: u8, pc: u32) -> Found {
+fn touch_write(
+    c: &mut Cell,
+    bytes: u8,
+    interval: u32,
+    instance: u32,
+    me: u8,
+    pc: u32,
+    full: &mut usize,
+) -> Found {
     refresh(c, interval);
     let race = if c.writer != NONE && c.writer != me && c.written & bytes != 0 {
         Some((c.writer, c.pc, true))
@@ -620,8 +726,7 @@ fn touch_write(c: &mut Cell, bytes: u8, interval: u32, instance: u32, me: u8, pc
         c.written |= bytes;
     }
     c.pc = pc;
-    c.init = initialized(c, instance) | bytes;
-    c.written_in = instance;
+    initialize(c, bytes, instance, full);
     Found {
         uninit: false,
         race,
@@ -637,12 +742,12 @@ fn touch_atomic(
     instance: u32,
     reads: bool,
     writes: bool,
+    full: &mut usize,
 ) -> Found {
     refresh(c, interval);
     let uninit = reads && initialized(c, instance) & bytes != bytes;
     if writes {
-        c.init = initialized(c, instance) | bytes;
-        c.written_in = instance;
+        initialize(c, bytes, instance, full);
     }
     Found { uninit, race: None }
 }
@@ -688,9 +793,10 @@ mod tests {
     /// found.
     fn check(accesses: &[(u32, Touch, u64)]) -> Vec<FaultKind> {
         let mut s = Sanitizer::default();
-        let mut cells = vec![Cell::default(); cells_for(64)];
+        let mut shadow = Shadow::default();
+        shadow.start(cells_for(64));
         let mut sh = TgShadow {
-            cells: &mut cells,
+            shadow: &mut shadow,
             instance: 1,
             interval: 2,
         };
@@ -731,9 +837,10 @@ mod tests {
     #[test]
     fn bytes_of_one_word_are_told_apart() {
         let mut s = Sanitizer::default();
-        let mut cells = vec![Cell::default(); cells_for(64)];
+        let mut shadow = Shadow::default();
+        shadow.start(cells_for(64));
         let mut sh = TgShadow {
-            cells: &mut cells,
+            shadow: &mut shadow,
             instance: 1,
             interval: 2,
         };
@@ -769,10 +876,11 @@ mod tests {
     #[test]
     fn a_new_interval_forgets_accesses_but_not_writes() {
         let mut s = Sanitizer::default();
-        let mut cells = vec![Cell::default(); cells_for(64)];
+        let mut shadow = Shadow::default();
+        shadow.start(cells_for(64));
         let addrs = [address(1, 0); 32];
         let mut sh = TgShadow {
-            cells: &mut cells,
+            shadow: &mut shadow,
             instance: 1,
             interval: 2,
         };
@@ -784,6 +892,81 @@ mod tests {
         sh.instance = 4;
         s.threadgroup_access(&mut sh, &regions(), Read, &addrs, 4, 1, 1, 1);
         assert_eq!(s.take_pending()[0].trap.kind, Uninit);
+    }
+
+    /// Writes every word of the 64-byte region by SIMD-group 0 (pc 100), then runs
+    /// `(simd, access, word, new interval first)` accesses; the findings with their
+    /// instruction and the other access's.
+    fn check_after_filling(
+        accesses: &[(u32, Touch, u64, bool)],
+    ) -> Vec<(FaultKind, u32, Option<u32>)> {
+        let mut s = Sanitizer::default();
+        let mut shadow = Shadow::default();
+        shadow.start(cells_for(64));
+        let mut sh = TgShadow {
+            shadow: &mut shadow,
+            instance: 1,
+            interval: 2,
+        };
+        let r = regions();
+        let all: [u64; 32] = std::array::from_fn(|l| address(1, (l as u64 % 16) * 4));
+        s.threadgroup_access(&mut sh, &r, Write, &all, 4, 0xffff, 0, 100);
+        assert_eq!(sh.shadow.full, 16);
+        sh.interval = 3;
+        for (pc, &(simd, access, word, barrier)) in accesses.iter().enumerate() {
+            if barrier {
+                sh.interval += 1;
+            }
+            let addrs = [address(1, word * 4); 32];
+            s.threadgroup_access(&mut sh, &r, access, &addrs, 4, 1, simd, pc as u32);
+        }
+        s.take_pending()
+            .into_iter()
+            .map(|p| (p.trap.kind, p.pc, p.other_pc))
+            .collect()
+    }
+
+    #[test]
+    fn logged_reads_still_race_with_a_later_write() {
+        // Reads of a fully written block are logged; the write applies them first.
+        let found = check_after_filling(&[
+            (1, Read, 0, false),
+            (2, Read, 5, false),
+            (1, Read, 5, false),
+            (0, Write, 5, false),
+        ]);
+        assert_eq!(found, [(Race, 3, Some(2))]);
+        // The race names the last reader's instruction, as when applied at once.
+        let found = check_after_filling(&[(1, Read, 5, false), (0, Write, 5, false)]);
+        assert_eq!(found, [(Race, 1, Some(0))]);
+        // A barrier in between forgets the reads.
+        let found = check_after_filling(&[(1, Read, 5, false), (0, Write, 5, true)]);
+        assert_eq!(found, []);
+        // One SIMD-group's own reads never race with its write.
+        let found = check_after_filling(&[(0, Read, 5, false), (0, Write, 5, false)]);
+        assert_eq!(found, []);
+    }
+
+    #[test]
+    fn reads_after_a_write_in_the_interval_are_checked_at_once() {
+        let found = check_after_filling(&[
+            (0, Write, 2, false),
+            (1, Read, 2, false),
+            (2, Read, 3, false),
+        ]);
+        assert_eq!(found, [(Race, 1, Some(0))]);
+    }
+
+    #[test]
+    fn the_log_applies_itself_when_full() {
+        let mut accesses: Vec<_> = (0..LOG_CAPACITY as u64 + 10)
+            .map(|i| (1 + (i % 3) as u32, Read, i % 16, false))
+            .collect();
+        // The last read of word 7 is by SIMD-group 1 at pc 511 + ...; find it.
+        let last = accesses.iter().rposition(|a| a.2 == 7).unwrap() as u32;
+        accesses.push((0, Write, 7, false));
+        let found = check_after_filling(&accesses);
+        assert_eq!(found, [(Race, accesses.len() as u32 - 1, Some(last))]);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use metalsim_models::SchedulerPolicy;
 
 use super::occupancy::{Cost, Held};
+use super::profiler::WarpProfile;
 use super::table::MAX_PIPES;
 use crate::machine::GroupId;
 use crate::program::Reg;
@@ -27,6 +28,9 @@ pub(crate) struct Warp {
     pub ready64: Vec<u64>,
     /// When its outstanding stores complete.
     pub drain: u64,
+    /// What profiling needs to know of it (`None` unless the run is profiled; boxed so
+    /// that moving a `Warp` stays cheap).
+    pub prof: Option<Box<WarpProfile>>,
 }
 
 impl Warp {
@@ -143,6 +147,12 @@ pub(crate) struct Resident {
     pub cost: Cost,
     /// SIMD-groups not finished.
     pub left: u32,
+    /// When it was admitted.
+    pub start: u64,
+    /// The latest cycle one of its finished SIMD-groups was done (memory drained).
+    pub end: u64,
+    /// Its threadgroup span in the profile (`usize::MAX`: none).
+    pub span: usize,
 }
 
 /// One core.
@@ -189,14 +199,15 @@ impl Core {
     /// Makes a started threadgroup resident. Its SIMD-groups (with the pipeline of their
     /// first instruction) are younger than every resident one, so they go to the end of
     /// their schedulers' lists; they hold their resources from `now` and can issue from
-    /// `ready` (later than `now` while the core's threadgroup launcher is busy).
+    /// `ready` (later than `now` while the core's threadgroup launcher is busy). `span` is
+    /// its threadgroup span in the profile.
     pub fn admit(
         &mut self,
         group: GroupId,
         cost: Cost,
         warps: Vec<(Warp, u8, bool)>,
-        now: u64,
-        ready: u64,
+        (now, ready): (u64, u64),
+        span: usize,
     ) {
         self.account(now);
         let mut slots = Vec::with_capacity(warps.len());
@@ -226,6 +237,9 @@ impl Core {
             left: slots.len() as u32,
             slots,
             cost,
+            start: now,
+            end: now,
+            span,
         });
     }
 

@@ -11,6 +11,8 @@
 
 use metalsim_models::Gpu;
 
+use metalsim_traces::{LevelTraffic, MemoryTraffic};
+
 use super::cache::{Cache, Evicted};
 use super::queue::Queue;
 use crate::outcome::LevelCounters;
@@ -42,7 +44,22 @@ pub(crate) struct Counters {
     pub dram_bytes: u64,
     /// Threadgroup wavefronts beyond one per access.
     pub replays: u64,
+    /// Lines read from each level ([`L1`], [`L2`], [`SLC`], [`DRAM`]): for a cache, the
+    /// lines it delivered upwards, hit or miss.
+    pub lines_read: [u64; 4],
+    /// Lines written to each level: stores passing through L1 to L2, dirty lines going
+    /// down, atomics' read-modify-writes at L2.
+    pub lines_written: [u64; 4],
 }
+
+/// Index of the L1 in [`Counters::lines_read`] and [`Counters::lines_written`].
+const L1: usize = 0;
+/// Index of the L2.
+const L2: usize = 1;
+/// Index of the system-level cache.
+const SLC: usize = 2;
+/// Index of DRAM.
+const DRAM: usize = 3;
 
 /// The memory hierarchy's timing state.
 #[derive(Clone, Debug)]
@@ -117,6 +134,25 @@ impl MemorySystem {
         self.line_shift
     }
 
+    /// The traffic at each level so far (the `requested` level and the threadgroup and
+    /// atomic counts are the caller's to fill).
+    pub fn traffic(&self) -> MemoryTraffic {
+        let c = &self.counters;
+        let level = |i: usize, hm: Option<LevelCounters>| LevelTraffic {
+            read_bytes: c.lines_read[i] * self.line_bytes,
+            write_bytes: c.lines_written[i] * self.line_bytes,
+            hits: hm.map_or(0, |h| h.hits),
+            misses: hm.map_or(0, |h| h.misses),
+        };
+        MemoryTraffic {
+            l1: level(L1, Some(c.l1)),
+            l2: level(L2, Some(c.l2)),
+            slc: level(SLC, Some(c.slc)),
+            dram: level(DRAM, None),
+            ..MemoryTraffic::default()
+        }
+    }
+
     /// A load of `lines` by `core` issued at `now`: the cycle its data is back.
     pub fn load(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
         let mut done = now;
@@ -138,6 +174,7 @@ impl MemorySystem {
 
     fn load_line(&mut self, core: usize, now: u64, line: u64) -> u64 {
         let w = wait(&mut self.l1_port[core], now);
+        self.counters.lines_read[L1] += 1;
         if let Some(ready) = self.l1[core].lookup(line) {
             self.counters.l1.hits += 1;
             return (now + w + self.l1_latency).max(ready);
@@ -155,6 +192,8 @@ impl MemorySystem {
         let mut done = now;
         for &line in lines {
             let w = wait(&mut self.l1_port[core], now).max(wait(&mut self.l2_link[core], now));
+            self.counters.lines_written[L1] += 1;
+            self.counters.lines_written[L2] += 1;
             if self.l2.mark_dirty(line) {
                 self.counters.l2.hits += 1;
             } else {
@@ -188,6 +227,7 @@ impl MemorySystem {
             let back = self.read_l2(line, now, w);
             at_l2 = at_l2.max(back.saturating_sub(self.l2_latency));
             self.l2.mark_dirty(line);
+            self.counters.lines_written[L2] += 1;
         }
         let mut done = at_l2;
         for &(addr, n) in addresses {
@@ -209,10 +249,16 @@ impl MemorySystem {
         done + latency
     }
 
-    /// A threadgroup (or thread) memory access of `wavefronts` by `core` at `now` with
-    /// `latency`: the cycle it is done.
+    /// A threadgroup memory access of `wavefronts` by `core` at `now` with `latency`:
+    /// the cycle it is done. Wavefronts beyond the first are bank-conflict replays.
     pub fn threadgroup(&mut self, core: usize, now: u64, wavefronts: u32, latency: u64) -> u64 {
         self.counters.replays += wavefronts.saturating_sub(1) as u64;
+        self.thread(core, now, wavefronts, latency)
+    }
+
+    /// A thread memory access of `wavefronts` by `core` at `now` with `latency`, on the
+    /// threadgroup-memory port: the cycle it is done.
+    pub fn thread(&mut self, core: usize, now: u64, wavefronts: u32, latency: u64) -> u64 {
         let q = &mut self.threadgroup_port[core];
         let start = q.serve_n(now, wavefronts);
         start + ((wavefronts.max(1) - 1) as f64 * q.cost()).ceil() as u64 + latency
@@ -221,11 +267,13 @@ impl MemorySystem {
     /// A read of `line` that left the core at `now` and has waited `w` cycles in queues so
     /// far: the cycle its data is back at the core, served by L2, the SLC or DRAM.
     fn read_l2(&mut self, line: u64, now: u64, w: u64) -> u64 {
+        self.counters.lines_read[L2] += 1;
         if let Some(ready) = self.l2.lookup(line) {
             self.counters.l2.hits += 1;
             return (now + w + self.l2_latency).max(ready);
         }
         self.counters.l2.misses += 1;
+        self.counters.lines_read[SLC] += 1;
         let w = w.max(wait(&mut self.slc_port, now));
         let ready = if let Some(ready) = self.slc.lookup(line) {
             self.counters.slc.hits += 1;
@@ -234,6 +282,7 @@ impl MemorySystem {
             self.counters.slc.misses += 1;
             let w = w.max(wait(&mut self.dram, now));
             self.counters.dram_bytes += self.line_bytes;
+            self.counters.lines_read[DRAM] += 1;
             let ready = now + w + self.dram_latency;
             let ev = self.slc.insert(line, false, ready);
             self.evict_slc(ev, now);
@@ -260,6 +309,7 @@ impl MemorySystem {
         // The L2's dirty lines go to DRAM through the SLC: a line the SLC holds is written
         // back once, as the SLC's.
         let mut to_dram = 0u64;
+        self.counters.lines_written[SLC] += lines.len() as u64;
         for &line in &lines {
             if !self.slc.mark_dirty(line) {
                 to_dram += 1;
@@ -269,12 +319,14 @@ impl MemorySystem {
         self.slc.take_dirty(&mut lines);
         to_dram += lines.len() as u64;
         self.counters.dram_bytes += to_dram * self.line_bytes;
+        self.counters.lines_written[DRAM] += to_dram;
         self.dram.busy += to_dram as f64 * self.dram.cost();
         now.max(self.dram.busy.ceil() as u64)
     }
 
     fn evict_l2(&mut self, ev: Option<Evicted>, now: u64) {
         if let Some(Evicted { line, dirty: true }) = ev {
+            self.counters.lines_written[SLC] += 1;
             let w = wait(&mut self.slc_port, now);
             if !self.slc.mark_dirty(line) {
                 let ev = self.slc.insert(line, true, now + w);
@@ -287,6 +339,7 @@ impl MemorySystem {
         if let Some(Evicted { dirty: true, .. }) = ev {
             self.dram.serve(now);
             self.counters.dram_bytes += self.line_bytes;
+            self.counters.lines_written[DRAM] += 1;
         }
     }
 }
@@ -385,6 +438,12 @@ mod tests {
         // Nothing is dirty any more.
         assert_eq!(m.flush(done), done);
         assert_eq!(m.counters.dram_bytes, 5 * 128);
+        let t = m.traffic();
+        assert_eq!((t.dram.read_bytes, t.dram.write_bytes), (128, 4 * 128));
+        assert_eq!(t.dram.bytes(), m.counters.dram_bytes);
+        assert_eq!((t.l1.read_bytes, t.l1.write_bytes), (128, 4 * 128));
+        assert_eq!((t.l2.read_bytes, t.l2.write_bytes), (128, 4 * 128));
+        assert_eq!((t.slc.read_bytes, t.slc.write_bytes), (128, 4 * 128));
     }
 
     #[test]

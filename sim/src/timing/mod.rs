@@ -10,7 +10,7 @@
 //!   [`Gpu`](metalsim_models::Gpu): residency ([`occupancy`]), SIMD-group schedulers
 //!   with a scoreboard and pipelines ([`core`], [`table`]), and the memory system
 //!   ([`memsys`]: coalescing, L1 / L2 / SLC / DRAM with bandwidth queues, threadgroup
-//!   banks, atomics, the constant path).
+//!   banks, atomics, the constant path), and, when asked, the [`profiler`]'s counters.
 
 mod cache;
 mod coalesce;
@@ -18,12 +18,15 @@ mod core;
 mod memsys;
 mod model;
 mod occupancy;
+mod profiler;
 mod queue;
 mod table;
 mod untimed;
 
 pub(crate) use model::Model;
 pub(crate) use untimed::Untimed;
+
+use metalsim_traces::Profile;
 
 use crate::fault::KernelFault;
 use crate::machine::Machine;
@@ -44,6 +47,8 @@ pub(crate) struct TimingReport {
     pub summary: Option<TimingSummary>,
     /// The fault that stopped the run.
     pub fault: Option<KernelFault>,
+    /// The profile, when the run was profiled.
+    pub profile: Option<Profile>,
 }
 
 /// A scheduler with (or without) a timing model.

@@ -32,13 +32,14 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use metalsim_isa::Space;
+use metalsim_isa::{AtomicOp, Function, Space};
 use metalsim_models::{Gpu, SchedulerPolicy};
 
 use super::coalesce;
 use super::core::{Core, Warp};
 use super::memsys::MemorySystem;
 use super::occupancy::{Cost as GroupCost, Residency};
+use super::profiler::{MemoryEvent, Profiler};
 use super::table::Table;
 use super::{Cycle, Timing, TimingReport};
 use crate::exec::{Access, Effect};
@@ -46,17 +47,21 @@ use crate::fault::KernelFault;
 use crate::machine::{GroupId, Machine};
 use crate::memory::AccessKind;
 use crate::outcome::{Occupancy, TimingSummary};
-use crate::program::{Program, Reg};
+use crate::program::{Kind, Program, Reg};
+use crate::regalloc::Bank;
 
 /// The timing model of a GPU.
 pub(crate) struct Model<'g> {
     gpu: &'g Gpu,
+    /// The function to profile (the one the machine runs), when the run is profiled.
+    profile: Option<&'g Function>,
 }
 
 impl<'g> Model<'g> {
-    /// The model of `gpu`.
-    pub fn new(gpu: &'g Gpu) -> Self {
-        Model { gpu }
+    /// The model of `gpu`; with `profile`, the function the machine runs, it also counts
+    /// a [`Profile`](metalsim_traces::Profile).
+    pub fn new(gpu: &'g Gpu, profile: Option<&'g Function>) -> Self {
+        Model { gpu, profile }
     }
 }
 
@@ -84,6 +89,8 @@ struct Run<'p> {
     launch_cycles: u64,
     /// Per core, the cycle its threadgroup launcher is next free.
     launch_free: Vec<u64>,
+    /// The profile's counters, when profiling.
+    prof: Option<Box<Profiler>>,
 }
 
 impl Timing for Model<'_> {
@@ -114,15 +121,37 @@ impl Timing for Model<'_> {
             addresses: Vec::with_capacity(32),
             launch_cycles: gpu.threadgroup_launch_cycles.unwrap_or(0) as u64,
             launch_free: vec![0; gpu.cores.max(1) as usize],
+            prof: self.profile.map(|_| {
+                Box::new(Profiler::new(
+                    program,
+                    gpu.cores.max(1) as usize,
+                    gpu.schedulers_per_core.max(1) as usize,
+                ))
+            }),
         };
         let first = m.peek_next();
         run.fill(m);
         let fault = run.simulate(m).err().map(|f| *f);
+        if let Some(p) = &mut run.prof {
+            p.settle(&run.mem.traffic());
+        }
         if fault.is_none() {
             // Writes still cached at the end are DRAM traffic too.
             run.finish = run.finish.max(run.mem.flush(run.finish));
+        } else {
+            run.cut(m);
         }
         let occupancy = first.map(|shape| run.occupancy(gpu, shape.threads));
+        let profile = match (run.prof.take(), self.profile) {
+            (Some(p), Some(f)) => Some(p.into_profile(
+                program,
+                f,
+                run.finish,
+                &run.mem.traffic(),
+                gpu.schedulers_per_core.max(1),
+            )),
+            _ => None,
+        };
         let c = run.mem.counters;
         TimingReport {
             cycles: Cycle(run.finish),
@@ -135,11 +164,60 @@ impl Timing for Model<'_> {
                 bank_conflict_replays: c.replays,
             }),
             fault,
+            profile,
         }
     }
 }
 
+/// What a memory instruction at `pc` moved, for the profile: `access` is the machine's
+/// record of it and `transactions` what [`Run::memory_time`] counted.
+fn memory_event(program: &Program, a: &Access, pc: u32, transactions: u64) -> MemoryEvent {
+    let device = matches!(a.space, Space::Device | Space::Constant);
+    let bytes = if device { a.total_bytes() } else { 0 };
+    let (reads, writes) = match (a.kind, program.insts[pc as usize].kind) {
+        (AccessKind::Load, _) => (true, false),
+        (AccessKind::Store, _) => (false, true),
+        // An atomic load only reads, an atomic store only writes.
+        (AccessKind::Atomic, Kind::Atomic(op, ..)) => (op != AtomicOp::Store, op != AtomicOp::Load),
+        (AccessKind::Atomic, _) => (true, true),
+    };
+    let threadgroup = a.space == Space::Threadgroup;
+    MemoryEvent {
+        read: if reads { bytes } else { 0 },
+        written: if writes { bytes } else { 0 },
+        transactions,
+        threadgroup,
+        replays: if threadgroup {
+            transactions.saturating_sub(1)
+        } else {
+            0
+        },
+        atomic: a.kind == AccessKind::Atomic,
+    }
+}
+
 impl Run<'_> {
+    /// After a fault: charges the SIMD-groups still resident up to the end of the run, and
+    /// ends their threadgroups' spans there.
+    fn cut(&mut self, m: &Machine) {
+        let Some(p) = &mut self.prof else { return };
+        let end = self.finish;
+        for (c, core) in self.cores.iter().enumerate() {
+            let n = core.schedulers.len();
+            for (slot, w) in core.warps.iter().enumerate() {
+                if let Some(w) = w
+                    && let Some(wp) = w.prof.as_deref()
+                {
+                    let pc = m.next_pc(w.group, w.sg).unwrap_or(wp.last_pc);
+                    p.cut_warp(c, slot % n, wp, pc, end.max(wp.since));
+                }
+            }
+            for g in &core.groups {
+                p.retire(g.span, g.start, end.max(g.end));
+            }
+        }
+    }
+
     /// Theoretical and achieved occupancy for threadgroups of `threads`.
     fn occupancy(&mut self, gpu: &Gpu, threads: u32) -> Occupancy {
         let cost = self.residency.cost(threads, self.tg_bytes);
@@ -185,6 +263,10 @@ impl Run<'_> {
         // The core launches its threadgroups one after another.
         let ready = now.max(self.launch_free[c]);
         self.launch_free[c] = ready + self.launch_cycles;
+        let span = match &mut self.prof {
+            Some(p) => p.admit(shape.pos, c, now),
+            None => usize::MAX,
+        };
         let mut warps = Vec::with_capacity(n);
         for sg in 0..n {
             let mut w = self.spare.pop().unwrap_or_default();
@@ -195,13 +277,16 @@ impl Run<'_> {
             w.ready32.resize(slots[0] as usize, 0);
             w.ready64.clear();
             w.ready64.resize(slots[1] as usize, 0);
+            if self.prof.is_some() {
+                w.prof.get_or_insert_default().start(now, ready, slots);
+            }
             let (pipe, dual) = m.next_pc(id, sg).map_or((0, false), |pc| {
                 let k = self.table.costs[pc as usize];
                 (k.pipe, k.dual)
             });
             warps.push((w, pipe, dual));
         }
-        self.cores[c].admit(id, cost, warps, now, ready);
+        self.cores[c].admit(id, cost, warps, (now, ready), span);
         self.resident += 1;
     }
 
@@ -268,6 +353,7 @@ impl Run<'_> {
                 .expect("picked slot is live");
             (w.group, w.sg)
         };
+        m.set_cycle(now);
         let ex = m.step(group, sg)?;
         let cost = self.table.costs[ex.pc as usize];
         {
@@ -282,10 +368,49 @@ impl Run<'_> {
         let mut done = false;
         let mut waiting = false;
         // Memory timing first (it needs `self.mem`), then the SIMD-group's scoreboard.
+        if let (Some(p), Effect::Memory) = (&mut self.prof, ex.effect) {
+            p.before_memory(now, &self.mem);
+        }
         let mem_done = match ex.effect {
             Effect::Memory => Some(self.memory_time(m.last_access(), c, now)),
             _ => None,
         };
+        // The pc the step ran: a SIMD-group whose remaining lanes wait at the exit takes
+        // a step without an instruction, counted as its last one.
+        let pc = match (&self.prof, ex.effect) {
+            (Some(_), Effect::Exit { .. }) if ex.active == 0 => self.cores[c].warps[slot as usize]
+                .as_ref()
+                .and_then(|w| w.prof.as_deref())
+                .map_or(ex.pc, |wp| wp.last_pc),
+            _ => ex.pc,
+        };
+        if let Some(p) = &mut self.prof
+            && let Some(wp) = self.cores[c].warps[slot as usize]
+                .as_mut()
+                .and_then(|w| w.prof.as_deref_mut())
+        {
+            p.issue(
+                c,
+                s,
+                wp,
+                pc,
+                ex.class,
+                ex.active.count_ones(),
+                cost.pipe,
+                cost.busy as u64,
+                now,
+            );
+            if let Some((_, transactions)) = mem_done {
+                let event = memory_event(program, m.last_access(), pc, transactions);
+                p.memory(pc, now, event);
+            }
+            if let Effect::Branch { then_, else_ } = ex.effect
+                && then_.1 != 0
+                && else_.1 != 0
+            {
+                p.diverged(pc);
+            }
+        }
         let w = self.cores[c].warps[slot as usize]
             .as_mut()
             .expect("picked slot is live");
@@ -295,13 +420,19 @@ impl Run<'_> {
                 for d in deps.dsts() {
                     w.set_ready(d, t);
                 }
+                if let Some(wp) = w.prof.as_deref_mut() {
+                    deps.dsts().for_each(|d| wp.set_memory(d, false));
+                }
             }
             Effect::Memory => {
                 // A SIMD-group is done only when its memory operations are.
-                let t = mem_done.unwrap_or(now);
+                let t = mem_done.map_or(now, |(t, _)| t);
                 w.drain = w.drain.max(t);
                 for d in deps.dsts() {
                     w.set_ready(d, t);
+                }
+                if let Some(wp) = w.prof.as_deref_mut() {
+                    deps.dsts().for_each(|d| wp.set_memory(d, true));
                 }
             }
             Effect::Branch { then_, else_ } => {
@@ -322,6 +453,9 @@ impl Run<'_> {
                         };
                         let t = w.ready(src).max(now);
                         w.set_ready(dst, t);
+                        if let Some(wp) = w.prof.as_deref_mut() {
+                            wp.set_memory(dst, wp.is_memory(src));
+                        }
                     }
                 }
                 floor = now + self.table.branch.max(1);
@@ -336,13 +470,27 @@ impl Run<'_> {
             }
         }
         if !done {
-            if let Some(pc) = m.next_pc(group, sg) {
-                let next = &program.deps[pc as usize];
+            if let Some(next_pc) = m.next_pc(group, sg) {
+                let next = &program.deps[next_pc as usize];
                 let mut t = floor;
                 for r in next.srcs.iter().flatten() {
                     t = t.max(w.ready(*r));
                 }
-                let k = self.table.costs[pc as usize];
+                if let Some(wp) = w.prof.as_deref_mut() {
+                    wp.floor = floor;
+                    let mut operands = (0, false);
+                    for &r in next.srcs.iter().flatten() {
+                        let t = match r.bank {
+                            Bank::B32 => w.ready32[r.slot as usize],
+                            Bank::B64 => w.ready64[r.slot as usize],
+                        };
+                        if t > operands.0 {
+                            operands = (t, wp.is_memory(r));
+                        }
+                    }
+                    (wp.operands, wp.operands_memory) = operands;
+                }
+                let k = self.table.costs[next_pc as usize];
                 let cand = &mut self.cores[c].schedulers[s].order[pos];
                 cand.ready_at = t;
                 cand.pipe = k.pipe;
@@ -356,13 +504,14 @@ impl Run<'_> {
             self.release(c, group, now + self.table.barrier);
         }
         if done {
-            self.finish_warp(m, c, group, slot, now);
+            self.finish_warp(m, c, group, slot, now, pc);
         }
         Ok(())
     }
 
-    /// The cycle a memory access by core `c` issued at `now` completes.
-    fn memory_time(&mut self, a: &Access, c: usize, now: u64) -> u64 {
+    /// The cycle a memory access by core `c` issued at `now` completes, and the
+    /// transactions it took (lines, constant addresses or wavefronts).
+    fn memory_time(&mut self, a: &Access, c: usize, now: u64) -> (u64, u64) {
         let t = &self.table;
         match a.space {
             Space::Threadgroup => {
@@ -376,21 +525,25 @@ impl Run<'_> {
                 } else {
                     t.threadgroup_latency
                 };
-                self.mem.threadgroup(c, now, waves, lat)
+                (self.mem.threadgroup(c, now, waves, lat), waves as u64)
             }
             Space::Thread => {
                 let pieces = if a.second.is_some() { 2 } else { 1 };
                 let waves = (a.bytes * pieces).div_ceil(self.bank_bytes.max(1)).max(1);
-                self.mem.threadgroup(c, now, waves, t.thread_latency)
+                (
+                    self.mem.thread(c, now, waves, t.thread_latency),
+                    waves as u64,
+                )
             }
             Space::Constant => {
                 coalesce::addresses(a, &mut self.scratch);
-                self.mem.constant(c, now, &self.scratch)
+                let done = self.mem.constant(c, now, &self.scratch);
+                (done, self.scratch.len() as u64)
             }
             Space::Device => {
                 let shift = self.mem.line_shift();
                 coalesce::lines(a, shift, &mut self.scratch);
-                match a.kind {
+                let done = match a.kind {
                     AccessKind::Load => self.mem.load(c, now, &self.scratch),
                     AccessKind::Store => self.mem.store(c, now, &self.scratch),
                     AccessKind::Atomic => {
@@ -410,7 +563,8 @@ impl Run<'_> {
                         self.mem
                             .atomic(c, now, &self.scratch, &self.addresses, busy, lat)
                     }
-                }
+                };
+                (done, self.scratch.len() as u64)
             }
         }
     }
@@ -428,24 +582,47 @@ impl Run<'_> {
                 if cand.waiting {
                     cand.waiting = false;
                     cand.ready_at = cand.ready_at.max(at);
+                    if let Some(wp) = core.warps[slot as usize]
+                        .as_mut()
+                        .and_then(|w| w.prof.as_deref_mut())
+                    {
+                        wp.barrier = at;
+                    }
                 }
             }
         }
     }
 
-    /// A SIMD-group finished: free its slot; retire its threadgroup when it was the last,
-    /// and let the core take the next threadgroups.
-    fn finish_warp(&mut self, m: &mut Machine, c: usize, group: GroupId, slot: u32, now: u64) {
+    /// A SIMD-group finished at `now` with instruction `pc`: free its slot; retire its
+    /// threadgroup when it was the last, and let the core take the next threadgroups.
+    fn finish_warp(
+        &mut self,
+        m: &mut Machine,
+        c: usize,
+        group: GroupId,
+        slot: u32,
+        now: u64,
+        pc: u32,
+    ) {
         let core = &mut self.cores[c];
+        let mut end = now + 1;
         if let Some(w) = core.remove_warp(slot, now + 1) {
+            end = end.max(w.drain);
+            if let (Some(p), Some(wp)) = (&mut self.prof, w.prof.as_deref()) {
+                p.finish_warp(c, wp, pc, end);
+            }
             self.spare.push(w);
         }
         let Some(res) = core.groups.iter_mut().find(|g| g.group == group) else {
             return;
         };
         res.left -= 1;
+        res.end = res.end.max(end);
         if res.left > 0 {
             return;
+        }
+        if let Some(p) = &mut self.prof {
+            p.retire(res.span, res.start, res.end);
         }
         core.remove_group(group);
         m.retire(group);
