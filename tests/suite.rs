@@ -555,3 +555,210 @@ fn kernel_template_instantiated_from_the_launch_spec() {
         "softmax_looped<half, 2>",
     );
 }
+
+const IMAGE: &str = "tests/suite/image.metal";
+
+/// A `[[texture]]` table; `size` is TOML keys such as `width = 4`.
+fn texture(index: u32, name: &str, format: &str, size: &str, init: &str, output: bool) -> String {
+    let init = if init.is_empty() {
+        String::new()
+    } else {
+        format!("init = {init}\n")
+    };
+    format!(
+        "[[texture]]\nindex = {index}\nname = \"{name}\"\nformat = \"{format}\"\n{size}\n{init}output = {output}\n"
+    )
+}
+
+/// The texels of a texture's buffer (after its 16-byte header of sizes and format).
+fn texels(bytes: &[u8]) -> &[u8] {
+    &bytes[16..]
+}
+
+/// Writes the outputs of a run to a fresh folder and reads `<name>.npy` back as `ty`s.
+fn texture_output(
+    launch: &metalsim_launch::Launch,
+    out: &[Vec<u8>],
+    name: &str,
+    ty: &str,
+) -> Vec<u8> {
+    let dir = std::env::temp_dir().join(format!("metalsim-suite-{}-{name}", std::process::id()));
+    metalsim_launch::write_outputs(launch, out, &dir).unwrap();
+    let elem = metalsim_launch::ElemType::from_msl_name(ty).unwrap();
+    let (_, bytes) = metalsim_launch::read_npy(&dir.join(format!("{name}.npy")), elem).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    bytes
+}
+
+#[test]
+fn luminance_of_an_rgba8unorm_image_into_an_r32float_texture() {
+    let (w, h) = (37u32, 19u32);
+    let size = format!("width = {w}\nheight = {h}");
+    let rest = texture(0, "src", "rgba8unorm", &size, &random(5, 0.0, 255.0), false)
+        + &texture(1, "luma", "r32float", &size, "", true);
+    let (launch, out) = run_specialized(IMAGE, &spec("luminance", [w, h, 1], [8, 8, 1], &rest));
+    let src = f32s(texels(&launch.buffers[0].bytes));
+    assert_eq!(src.len(), (w * h * 4) as usize);
+    // rgba8unorm reads as c / 255 (MSL spec table 31), alpha included.
+    for &c in &src {
+        let k = (c * 255.0).round();
+        assert_eq!(c, k / 255.0, "{c} is not an 8-bit unorm value");
+    }
+    let want: Vec<f32> = src
+        .chunks_exact(4)
+        .map(|p| p[0] * 0.2126 + p[1] * 0.7152 + p[2] * 0.0722)
+        .collect();
+    let got = f32s(&texture_output(&launch, &out.buffers, "luma", "float"));
+    assert_close(&got, &want, 1e-6, "luminance");
+}
+
+/// One pass of the blur on the CPU: texels of half4 in, quantized to rgba8unorm out.
+fn blur_reference(src: &[f32], (w, h): (i32, i32), weights: &[f32], horizontal: bool) -> Vec<u8> {
+    let r = (weights.len() / 2) as i32;
+    let mut out = Vec::new();
+    for y in 0..h {
+        for x in 0..w {
+            for c in 0..4 {
+                let mut acc = 0.0f32;
+                for i in -r..=r {
+                    let (px, py) = if horizontal { (x + i, y) } else { (x, y + i) };
+                    let (px, py) = (px.clamp(0, w - 1), py.clamp(0, h - 1));
+                    acc += weights[(i + r) as usize] * src[((py * w + px) * 4 + c) as usize];
+                }
+                let v = half::f16::from_f32(acc).to_f32();
+                out.push((v.clamp(0.0, 1.0) * 255.0).round_ties_even() as u8);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn separable_blur_between_rgba8unorm_textures_read_as_half() {
+    let (w, h) = (24i32, 10i32);
+    let weights = [0.0625f32, 0.25, 0.375, 0.25, 0.0625];
+    let size = format!("width = {w}\nheight = {h}");
+    for (kernel, horizontal) in [("blur_h", true), ("blur_v", false)] {
+        let rest = texture(0, "src", "rgba8unorm", &size, &random(9, 0.0, 255.0), false)
+            + &texture(1, "dst", "rgba8unorm", &size, "", true)
+            + &buffer(
+                0,
+                "weights",
+                "float",
+                5,
+                &format!("{{ values = {weights:?} }}"),
+                false,
+            )
+            + &buffer(1, "radius", "int", 1, "{ values = [2] }", false);
+        let (launch, out) = run_specialized(
+            IMAGE,
+            &spec(kernel, [w as u32, h as u32, 1], [8, 4, 1], &rest),
+        );
+        let src = f16s(texels(&launch.buffers[2].bytes));
+        let want = blur_reference(&src, (w, h), &weights, horizontal);
+        let got = texture_output(&launch, &out.buffers, "dst", "uchar");
+        assert_eq!(got.len(), want.len());
+        for (i, (g, v)) in got.iter().zip(&want).enumerate() {
+            // The sum may round differently in the last bit (FMA contraction).
+            assert!(
+                g.abs_diff(*v) <= 1,
+                "{kernel}: channel {i}: got {g}, want {v}"
+            );
+        }
+    }
+}
+
+#[test]
+fn volume_updated_in_place_through_a_read_write_3d_texture() {
+    let size = "width = 5\nheight = 3\ndepth = 2";
+    let rest = texture(0, "vol", "r16uint", size, &random(3, 0.0, 40000.0), true);
+    let (launch, out) = run_specialized(IMAGE, &spec("volume_step", [5, 3, 2], [4, 4, 2], &rest));
+    let before: Vec<u32> = i32s(texels(&launch.buffers[0].bytes))
+        .chunks_exact(4)
+        .map(|t| t[0] as u32)
+        .collect();
+    let got = texture_output(&launch, &out.buffers, "vol", "ushort");
+    let got: Vec<u32> = got
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]) as u32)
+        .collect();
+    // Writes to a 16-bit integer format saturate (MSL spec table 33).
+    let want: Vec<u32> = before.iter().map(|v| (v * 2 + 1).min(65535)).collect();
+    assert_eq!(got, want);
+    assert!(
+        before.iter().any(|&v| v * 2 + 1 > 65535),
+        "no value saturates"
+    );
+}
+
+#[test]
+fn lookup_through_a_1d_texture_and_a_fault_outside_it() {
+    let table: Vec<i32> = (0..16).map(|i| i * i - 50).collect();
+    let keys = [3u32, 0, 15, 7, 7, 1, 9, 12];
+    let rest = |keys: &[u32]| {
+        texture(
+            2,
+            "table",
+            "r32sint",
+            "width = 16",
+            &format!("{{ values = {table:?} }}"),
+            false,
+        ) + &buffer(
+            0,
+            "keys",
+            "uint",
+            keys.len() as u64,
+            &format!("{{ values = {keys:?} }}"),
+            false,
+        ) + &buffer(1, "out", "int", keys.len() as u64, "", true)
+    };
+    let (_, out) = run_specialized(IMAGE, &spec("lookup", [8, 1, 1], [8, 1, 1], &rest(&keys)));
+    let want: Vec<i32> = keys.iter().map(|&k| table[k as usize]).collect();
+    assert_eq!(i32s(&out.buffers[1]), want);
+
+    let source = std::fs::read_to_string(common::root().join(IMAGE)).unwrap();
+    let bad = [3u32, 16, 0, 0, 0, 0, 0, 0];
+    let (_, out) = common::run_source(&source, &spec("lookup", [8, 1, 1], [8, 1, 1], &rest(&bad)));
+    let fault = out.fault.expect("reading texel 16 of 16 faults");
+    assert!(fault.message.contains("`table`"), "{}", fault.message);
+    assert_eq!(fault.thread, [1, 0, 0]);
+    // At the user's `table.read(...)` line, not inside the standard library.
+    assert!(
+        fault.location.starts_with("test.metal:59:"),
+        "{}",
+        fault.location
+    );
+}
+
+#[test]
+fn list_kernels_shows_texture_bindings() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_metalsim"))
+        .current_dir(common::root())
+        .args(["check", "--list-kernels", IMAGE])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let want = "luminance\n  \
+        [[texture(0)]] src : texture2d<float, access::read>\n  \
+        [[texture(1)]] dst : texture2d<float, access::write>\n\
+        blur_h\n  \
+        [[texture(0)]] src : texture2d<half, access::read>\n  \
+        [[texture(1)]] dst : texture2d<half, access::write>\n  \
+        [[buffer(0)]] weights : constant float*\n  \
+        [[buffer(1)]] radius : constant int&\n";
+    assert!(text.starts_with(want), "{text}");
+    assert!(
+        text.contains("lookup\n  [[texture(2)]] table : texture1d<int, access::read>\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("volume_step\n  [[texture(0)]] vol : texture3d<uint, access::read_write>\n"),
+        "{text}"
+    );
+}

@@ -271,4 +271,97 @@ METALSIM_FLOAT_LIMITS(bfloat, 8, 2, 4, -125, 128, 0x1p-126f, 0x1.fep127f, 0x1p-7
 
 #undef METALSIM_FLOAT_LIMITS
 
+// <metal_texture>, for compute kernels: `read`, `write` and the sizes of 1D, 2D and 3D
+// textures with one mipmap level. A texture kernel parameter is lowered
+// (`lower/texture.rs`) to its texels, four channels of T each in row-major order as the
+// launch spec bound them (already converted from the pixel format, MSL spec 7.7), and its
+// size. An out-of-bounds coordinate, or a `lod` other than 0, addresses the texel just past
+// the end, so the simulator faults naming the texture rather than reading another texel.
+enum class access { sample = 0, read = 1, write = 2, read_write = 3 };
+
+template <typename T, access A = access::sample>
+struct texture1d {
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint get_width(uint lod = 0) const { return __width; }
+    uint get_num_mip_levels() const { return 1; }
+    uint __index(uint x, uint lod) const { return x < __width && lod == 0 ? x : __width; }
+    vec<T, 4> read(uint coord, uint lod = 0) const {
+        static_assert(A != access::write, "read() on a texture with access::write");
+        return __texels[__index(coord, lod)];
+    }
+    void write(vec<T, 4> color, uint coord, uint lod = 0) const {
+        static_assert(A == access::write || A == access::read_write,
+                      "write() needs a texture with access::write or access::read_write");
+        __texels[__index(coord, lod)] = color;
+    }
+    vec<T, 4> read(ushort coord, ushort lod = 0) const { return read(uint(coord), uint(lod)); }
+    void write(vec<T, 4> color, ushort coord, ushort lod = 0) const {
+        write(color, uint(coord), uint(lod));
+    }
+    void fence() const {}
+};
+
+template <typename T, access A = access::sample>
+struct texture2d {
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint get_width(uint lod = 0) const { return __width; }
+    uint get_height(uint lod = 0) const { return __height; }
+    uint get_num_mip_levels() const { return 1; }
+    uint __index(uint2 c, uint lod) const {
+        return c.x < __width && c.y < __height && lod == 0 ? c.y * __width + c.x
+                                                           : __width * __height;
+    }
+    vec<T, 4> read(uint2 coord, uint lod = 0) const {
+        static_assert(A != access::write, "read() on a texture with access::write");
+        return __texels[__index(coord, lod)];
+    }
+    void write(vec<T, 4> color, uint2 coord, uint lod = 0) const {
+        static_assert(A == access::write || A == access::read_write,
+                      "write() needs a texture with access::write or access::read_write");
+        __texels[__index(coord, lod)] = color;
+    }
+    vec<T, 4> read(ushort2 coord, ushort lod = 0) const { return read(uint2(coord), uint(lod)); }
+    void write(vec<T, 4> color, ushort2 coord, ushort lod = 0) const {
+        write(color, uint2(coord), uint(lod));
+    }
+    void fence() const {}
+};
+
+template <typename T, access A = access::sample>
+struct texture3d {
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint get_width(uint lod = 0) const { return __width; }
+    uint get_height(uint lod = 0) const { return __height; }
+    uint get_depth(uint lod = 0) const { return __depth; }
+    uint get_num_mip_levels() const { return 1; }
+    uint __index(uint3 c, uint lod) const {
+        return c.x < __width && c.y < __height && c.z < __depth && lod == 0
+                   ? (c.z * __height + c.y) * __width + c.x
+                   : __width * __height * __depth;
+    }
+    vec<T, 4> read(uint3 coord, uint lod = 0) const {
+        static_assert(A != access::write, "read() on a texture with access::write");
+        return __texels[__index(coord, lod)];
+    }
+    void write(vec<T, 4> color, uint3 coord, uint lod = 0) const {
+        static_assert(A == access::write || A == access::read_write,
+                      "write() needs a texture with access::write or access::read_write");
+        __texels[__index(coord, lod)] = color;
+    }
+    vec<T, 4> read(ushort3 coord, ushort lod = 0) const { return read(uint3(coord), uint(lod)); }
+    void write(vec<T, 4> color, ushort3 coord, ushort lod = 0) const {
+        write(color, uint3(coord), uint(lod));
+    }
+    void fence() const {}
+};
+
 } // namespace metal

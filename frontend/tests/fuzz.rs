@@ -17,7 +17,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 /// How many entries of [`CORPUS`] (its first ones) are complete kernels that compile; the
 /// rest are parser fixtures (some include files or use constructs lowering refuses).
-const COMPILING: usize = 7;
+const COMPILING: usize = 8;
 
 /// The seed inputs: kernels in the styles of MLX, llama.cpp and the tutorials.
 const CORPUS: &[&str] = &[
@@ -26,6 +26,7 @@ const CORPUS: &[&str] = &[
     include_str!("../../tests/suite/qmatvec.metal"),
     include_str!("../../tests/suite/softmax.metal"),
     include_str!("../../tests/suite/radix_sort.metal"),
+    include_str!("../../tests/suite/image.metal"),
     include_str!("../../examples/matmul_tiled.metal"),
     include_str!("../../examples/reduce_sum.metal"),
     include_str!("data/parse/llama_style.metal"),

@@ -155,6 +155,21 @@ pub struct KernelParam {
     pub is_struct: bool,
 }
 
+impl KernelParam {
+    /// Buffer bindings from this index up are not written by users (Metal's end at 30):
+    /// the texture bound at `[[texture(n)]]` is lowered to the device buffer bound at
+    /// `TEXTURE_BUFFER_BASE + n`. That buffer holds a 16-byte header (width, height, depth
+    /// and a pixel-format code, four `u32`s) followed by the texels, row-major, four
+    /// channels of the texture's element type each.
+    pub const TEXTURE_BUFFER_BASE: u32 = 1024;
+
+    /// For the buffer of a texture, the index `n` of its `[[texture(n)]]` binding.
+    pub fn texture_index(&self) -> Option<u32> {
+        (self.kind == ParamKind::Buffer && self.index >= Self::TEXTURE_BUFFER_BASE)
+            .then(|| self.index - Self::TEXTURE_BUFFER_BASE)
+    }
+}
+
 /// A fixed-size memory allocation of a function (a threadgroup array declared in the
 /// kernel body, or a thread-private array).
 #[derive(Clone, PartialEq, Debug)]

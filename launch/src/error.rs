@@ -50,6 +50,18 @@ pub enum SpecError {
         /// What is wrong, naming the key.
         message: String,
     },
+    /// A `[[texture]]` is wrong or does not fit the kernel's parameter.
+    #[error("{origin}: texture {index} ({name}): {message}")]
+    Texture {
+        /// The spec file.
+        origin: String,
+        /// The texture's `index`.
+        index: u32,
+        /// The texture's `name`.
+        name: String,
+        /// What is wrong, naming the key.
+        message: String,
+    },
     /// A `[[threadgroup_memory]]` is wrong or does not fit the kernel's parameter.
     #[error("{origin}: threadgroup_memory {index}: {message}")]
     ThreadgroupMemory {

@@ -350,6 +350,11 @@ fn shape_text(shape: &[u64]) -> String {
     }
 }
 
+/// Reads a whole `.npy` file of `elem`s as buffer bytes.
+pub(crate) fn read_npy_bytes(path: &Path, elem: ElemType) -> Result<Vec<u8>, String> {
+    read(path, elem).map(|(_, bytes)| bytes)
+}
+
 fn read(path: &Path, elem: ElemType) -> Result<(u64, Vec<u8>), String> {
     let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let layout = read_layout(&file, elem)?;
@@ -520,6 +525,41 @@ pub(crate) fn write_npy(path: &Path, elem: ElemType, bytes: &[u8]) -> io::Result
     }
 }
 
+/// Writes scalars of type `scalar` (little-endian bytes) as a `.npy` file of `shape`.
+fn write_npy_shaped(path: &Path, scalar: Type, shape: &[u64], bytes: &[u8]) -> io::Result<()> {
+    let (dtype, _) = dtype_text(scalar);
+    let dtype = DType::Plain(dtype.parse::<TypeStr>().map_err(io::Error::other)?);
+    let items = bytes.chunks_exact(scalar.bytes() as usize);
+    fn write<T: Serialize>(
+        path: &Path,
+        dtype: DType,
+        shape: &[u64],
+        items: impl Iterator<Item = T>,
+    ) -> io::Result<()> {
+        let w = BufWriter::new(File::create(path)?);
+        let mut npy = WriteOptions::new()
+            .dtype(dtype)
+            .shape(shape)
+            .writer(w)
+            .begin_nd()?;
+        for x in items {
+            npy.push(&x)?;
+        }
+        npy.finish()
+    }
+    match scalar {
+        Type::I8 => write(path, dtype, shape, items.map(i8::from_le_slice)),
+        Type::U8 => write(path, dtype, shape, items.map(u8::from_le_slice)),
+        Type::I16 => write(path, dtype, shape, items.map(i16::from_le_slice)),
+        Type::U16 => write(path, dtype, shape, items.map(u16::from_le_slice)),
+        Type::I32 => write(path, dtype, shape, items.map(i32::from_le_slice)),
+        Type::U32 => write(path, dtype, shape, items.map(u32::from_le_slice)),
+        Type::F16 => write(path, dtype, shape, items.map(f16::from_le_slice)),
+        Type::F32 => write(path, dtype, shape, items.map(f32::from_le_slice)),
+        t => Err(io::Error::other(format!("no texture stores `{t}`"))),
+    }
+}
+
 fn write_as<T: Serialize>(
     w: BufWriter<File>,
     dtype: DType,
@@ -571,6 +611,17 @@ pub fn write_outputs(
             continue;
         }
         let path = dir.join(format!("{}.npy", b.name));
+        if crate::texture::is_texture(b) {
+            let (shape, scalar, stored) =
+                crate::texture::stored_channels(bytes).map_err(|m| fail(&path, m))?;
+            if written.is_empty() {
+                std::fs::create_dir_all(dir).map_err(|e| fail(dir, e.to_string()))?;
+            }
+            write_npy_shaped(&path, scalar, &shape, &stored)
+                .map_err(|e| fail(&path, e.to_string()))?;
+            written.push(path);
+            continue;
+        }
         let expected = b.count * b.elem.size() as u64;
         if bytes.len() as u64 != expected {
             return Err(fail(

@@ -13,6 +13,7 @@ use crate::error::{SpecError, bytes_text};
 use crate::init::{Init, generate};
 use crate::npy::{NpyLayout, read_data, read_layout};
 use crate::spec::{BufferSpec, LaunchSpec};
+use crate::texture::{self, PlannedTexture, TextureSpec};
 
 /// Threadgroup-memory lengths are multiples of this (Metal's
 /// `setThreadgroupMemoryLength:atIndex:` requires it).
@@ -53,6 +54,21 @@ impl LaunchSpec {
         self.check_names()?;
         self.check_bindings(kernel)?;
         let threadgroup_memory = self.threadgroup_memory(kernel)?;
+        let textures = self.plan_textures(kernel)?;
+        let texture_bytes: u128 = textures.iter().map(|t| t.bytes()).sum();
+        if let Some(t) = textures
+            .iter()
+            .find(|_| texture_bytes > memory_limit as u128)
+        {
+            return Err(self.texture_error(
+                t.spec,
+                format!(
+                    "the textures need {}, more than the memory limit of {}",
+                    bytes_text(texture_bytes),
+                    bytes_text(memory_limit as u128)
+                ),
+            ));
+        }
 
         let mut plans = Vec::with_capacity(self.buffers.len());
         for spec in &self.buffers {
@@ -65,7 +81,7 @@ impl LaunchSpec {
             );
         }
         plans.sort_by_key(|p| p.spec.index);
-        self.check_memory(&plans, memory_limit)?;
+        self.check_memory(&plans, memory_limit - texture_bytes as u64)?;
 
         let mut buffers = Vec::with_capacity(plans.len());
         for plan in plans {
@@ -79,6 +95,10 @@ impl LaunchSpec {
                 bytes,
                 output: spec.output,
             });
+        }
+        for t in textures {
+            let spec = t.spec;
+            buffers.push(texture::materialize(t).map_err(|m| self.texture_error(spec, m))?);
         }
         Ok(Launch {
             kernel: self.kernel.clone(),
@@ -96,6 +116,92 @@ impl LaunchSpec {
         }
     }
 
+    fn texture_error(&self, spec: &TextureSpec, message: String) -> SpecError {
+        SpecError::Texture {
+            origin: self.origin.clone(),
+            index: spec.index,
+            name: spec.name.clone(),
+            message,
+        }
+    }
+
+    /// Checks every `[[texture]]` against the kernel's texture parameters (each bound
+    /// once, each binding a parameter) and finds the textures' sizes.
+    fn plan_textures(&self, kernel: &Function) -> Result<Vec<PlannedTexture<'_>>, SpecError> {
+        let params: Vec<&KernelParam> = kernel
+            .params
+            .iter()
+            .filter(|p| p.texture_index().is_some())
+            .collect();
+        let mut plans = Vec::with_capacity(self.textures.len());
+        for (i, t) in self.textures.iter().enumerate() {
+            if !is_file_name(&t.name) {
+                return Err(self.texture_error(
+                    t,
+                    format!(
+                        "`name = \"{}\"` cannot name a file: use letters, digits, `_`, `-` \
+                         and `.` (not first)",
+                        t.name
+                    ),
+                ));
+            }
+            let clash = self.buffers.iter().map(|b| &b.name);
+            if let Some(other) = clash
+                .chain(self.textures[..i].iter().map(|o| &o.name))
+                .find(|o| o.eq_ignore_ascii_case(&t.name))
+            {
+                return Err(self.texture_error(
+                    t,
+                    format!(
+                        "`name = \"{}\"` is already used by `{other}`; names must differ, \
+                         even ignoring case, to make distinct output files",
+                        t.name
+                    ),
+                ));
+            }
+            if self.textures[..i].iter().any(|o| o.index == t.index) {
+                return Err(self.texture_error(
+                    t,
+                    format!(
+                        "`index = {}` is given twice; give each [[texture]] once",
+                        t.index
+                    ),
+                ));
+            }
+            let Some(p) = params.iter().find(|p| p.texture_index() == Some(t.index)) else {
+                let listed: Vec<String> = params
+                    .iter()
+                    .filter_map(|p| Some(format!("{} ({})", p.texture_index()?, p.name)))
+                    .collect();
+                return Err(self.texture_error(
+                    t,
+                    format!(
+                        "kernel `{}` has no [[texture({})]]; {}",
+                        kernel.name,
+                        t.index,
+                        if listed.is_empty() {
+                            "it has no texture parameters".to_string()
+                        } else {
+                            format!("its textures are {}", listed.join(", "))
+                        }
+                    ),
+                ));
+            };
+            plans.push(texture::plan(t, p, &self.base_dir).map_err(|m| self.texture_error(t, m))?);
+        }
+        for p in &params {
+            let n = p.texture_index().unwrap_or_default();
+            if !self.textures.iter().any(|t| t.index == n) {
+                return Err(self.launch_error(format!(
+                    "kernel parameter `{} {}` ([[texture({n})]]) has no [[texture]] with \
+                     `index = {n}`",
+                    p.type_name, p.name
+                )));
+            }
+        }
+        Ok(plans)
+    }
+
     fn buffer_error(&self, spec: &BufferSpec, message: String) -> SpecError {
         SpecError::Buffer {
             origin: self.origin.clone(),
@@ -109,12 +215,7 @@ impl LaunchSpec {
     /// starting with `.`, unique even ignoring case.
     fn check_names(&self) -> Result<(), SpecError> {
         for (i, b) in self.buffers.iter().enumerate() {
-            let ok = !b.name.is_empty()
-                && !b.name.starts_with('.')
-                && b.name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-            if !ok {
+            if !is_file_name(&b.name) {
                 return Err(self.buffer_error(
                     b,
                     format!(
@@ -155,7 +256,7 @@ impl LaunchSpec {
         let mut params: Vec<&KernelParam> = kernel
             .params
             .iter()
-            .filter(|p| p.kind == ParamKind::Buffer)
+            .filter(|p| p.kind == ParamKind::Buffer && p.texture_index().is_none())
             .collect();
         params.sort_by_key(|p| p.index);
         for p in &params {
@@ -170,7 +271,7 @@ impl LaunchSpec {
             }
         }
         for b in &self.buffers {
-            if kernel.param(ParamKind::Buffer, b.index).is_none() {
+            if !params.iter().any(|p| p.index == b.index) {
                 return Err(self.buffer_error(
                     b,
                     format!(
@@ -465,6 +566,16 @@ pub(crate) fn allocate(len: usize) -> Result<Vec<u8>, String> {
     out.try_reserve_exact(len)
         .map_err(|_| format!("cannot allocate {}", bytes_text(len as u128)))?;
     Ok(out)
+}
+
+/// Whether a name can name a file on every system: letters, digits, `_`, `-`, `.`, not
+/// starting with `.`.
+fn is_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// The parameter as MSL declares it: `const device float* A`, `constant uint& N`.

@@ -44,6 +44,9 @@ pub struct LaunchSpec {
     /// `[[threadgroup_memory]]` tables, in file order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub threadgroup_memory: Vec<ThreadgroupMemorySpec>,
+    /// `[[texture]]` tables, in file order.
+    #[serde(rename = "texture", default, skip_serializing_if = "Vec::is_empty")]
+    pub textures: Vec<crate::texture::TextureSpec>,
     /// `[constants]`: the value of each function constant (`[[function_constant(n)]]`),
     /// keyed by its name or by its index written as a number.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

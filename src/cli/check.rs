@@ -27,6 +27,10 @@ pub fn check(args: &CheckArgs) -> Result<(), Failure> {
         for f in &module.functions {
             println!("{}", f.name);
             for p in &f.params {
+                if let Some(n) = p.texture_index() {
+                    println!("  [[texture({n})]] {} : {}", p.name, p.type_name);
+                    continue;
+                }
                 let what = match p.kind {
                     ParamKind::Buffer => format!(
                         "{} {}{}{}",

@@ -789,6 +789,7 @@ impl<'a> FnLowerer<'_, 'a> {
             ret_block,
             ret,
             loops_base: self.loops.len(),
+            call_span: span,
         });
         self.block(&body.stmts);
         self.s.br(ret_block);

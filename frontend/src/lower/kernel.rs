@@ -517,12 +517,12 @@ impl<'a> FnLowerer<'_, 'a> {
                     .iter()
                     .any(|q: &KernelParam| q.kind == kp.kind && q.index == kp.index)
                 {
+                    let binding = match kp.texture_index() {
+                        Some(n) => format!("texture({n})"),
+                        None => format!("{}({})", kp.kind.name(), kp.index),
+                    };
                     self.error(
-                        format!(
-                            "another parameter is already bound to {}({})",
-                            kp.kind.name(),
-                            kp.index
-                        ),
+                        format!("another parameter is already bound to {binding}"),
                         p.span,
                     );
                 } else {
@@ -534,7 +534,7 @@ impl<'a> FnLowerer<'_, 'a> {
     }
 
     /// The integer argument of a binding attribute (`buffer(3)`).
-    fn binding_index(&mut self, a: &ast::Attribute) -> Option<u32> {
+    pub(super) fn binding_index(&mut self, a: &ast::Attribute) -> Option<u32> {
         let v = match a.args.as_slice() {
             [e] => self.try_const(e),
             _ => None,
@@ -598,13 +598,16 @@ impl<'a> FnLowerer<'_, 'a> {
             .attrs
             .iter()
             .filter(|a| {
-                matches!(a.name.name.as_str(), "buffer" | "threadgroup")
+                matches!(a.name.name.as_str(), "buffer" | "threadgroup" | "texture")
                     || position_attribute(&a.name.name).is_some()
             })
             .collect();
         let (kind, index, aname) = match known.first().copied() {
             Some(attr) => {
                 let aname = attr.name.name.clone();
+                if aname == "texture" {
+                    return self.texture_param(p, &d, &name, attr);
+                }
                 if let Some(regs) = position_attribute(&aname) {
                     self.position_param(p, &d, &name, regs, &aname);
                     return None;
@@ -639,7 +642,7 @@ impl<'a> FnLowerer<'_, 'a> {
                     Some(Space::Threadgroup) => ParamKind::Threadgroup,
                     _ => {
                         self.error(
-                            format!("kernel parameter `{name}` needs an attribute: [[buffer(n)]], [[threadgroup(n)]] or a thread-position attribute such as [[thread_position_in_grid]]"),
+                            format!("kernel parameter `{name}` needs an attribute: [[buffer(n)]], [[threadgroup(n)]], [[texture(n)]] or a thread-position attribute such as [[thread_position_in_grid]]"),
                             p.span,
                         );
                         return None;
@@ -752,7 +755,7 @@ impl<'a> FnLowerer<'_, 'a> {
     }
 
     /// Binds a name to a fresh variable holding `v` (in memory if its address is taken).
-    fn bind_value(&mut self, name: &str, v: Val, is_const: bool) {
+    pub(super) fn bind_value(&mut self, name: &str, v: Val, is_const: bool) {
         let place = self.fresh_var(name, &v, is_const);
         self.bind(name, Binding::Place(place));
     }

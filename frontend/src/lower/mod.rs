@@ -45,6 +45,7 @@ mod resolve;
 mod ssa;
 mod stmt;
 mod templates;
+mod texture;
 mod types;
 
 use std::collections::{HashMap, HashSet};
@@ -435,6 +436,8 @@ pub(crate) struct InlineCtx {
     pub ret_block: Block,
     pub ret: ReturnSlot,
     pub loops_base: usize,
+    /// Where the call was written.
+    pub call_span: Span,
 }
 
 /// Lowering state for one kernel (or for scratch work outside any).
@@ -477,13 +480,44 @@ impl<'g, 'a> FnLowerer<'g, 'a> {
         }
     }
 
-    /// Reports an error.
+    /// Reports an error. One inside the prelude (a `static_assert` of a texture method) is
+    /// reported at the user's call that led there, pointing into the prelude as well.
     pub fn error(&mut self, message: impl Into<String>, span: Span) {
-        self.g.error(message, span);
+        match self.user_call(span) {
+            Some(call) => self.g.diags.push(
+                Diagnostic::error(message, call)
+                    .with_label(span, "required by the standard library here"),
+            ),
+            None => self.g.error(message, span),
+        }
+    }
+
+    /// For a span in the prelude, the innermost call in the user's code that led there.
+    fn user_call(&self, span: Span) -> Option<Span> {
+        let in_prelude = |s: Span| {
+            self.g
+                .sources
+                .files()
+                .get(s.file.0 as usize)
+                .map(|f| f.name.as_str())
+                == Some(crate::prelude::FILE_NAME)
+        };
+        if !in_prelude(span) {
+            return None;
+        }
+        self.inlines
+            .iter()
+            .rev()
+            .map(|c| c.call_span)
+            .find(|s| !in_prelude(*s))
     }
 
     /// Sets the location of the instructions emitted next.
+    ///
+    /// Code of the prelude (texture methods) takes the location of the user's call, so
+    /// faults and profiles name the user's line.
     pub fn at(&mut self, span: Span) {
+        let span = self.user_call(span).unwrap_or(span);
         let loc = self.g.loc(span);
         self.s.set_loc(loc);
     }

@@ -64,9 +64,23 @@ fn is_builtin_template(name: &str) -> bool {
     )
 }
 
-/// Whether a name is a texture or sampler type (not supported in this version).
+/// Whether a name is a texture or sampler type that is not supported in this version
+/// (`texture1d`, `texture2d` and `texture3d` are, in the prelude).
 fn is_texture(name: &str) -> bool {
-    name.starts_with("texture") || name.starts_with("depth") || name == "sampler"
+    let supported = matches!(name, "texture1d" | "texture2d" | "texture3d");
+    !supported && (name.starts_with("texture") || name.starts_with("depth") || name == "sampler")
+}
+
+/// The message refusing an unsupported texture or sampler type.
+fn texture_refusal(name: &str) -> String {
+    if name == "sampler" {
+        "samplers (`sampler`) and `sample()` are not supported yet; read texels with `read()`"
+            .to_string()
+    } else {
+        format!(
+            "textures of type `{name}` are not supported yet (texture1d, texture2d and texture3d are)"
+        )
+    }
 }
 
 impl FnLowerer<'_, '_> {
@@ -189,10 +203,7 @@ impl FnLowerer<'_, '_> {
             return self.builtin_template_type(name, path.last_args(), span);
         }
         if bare && is_texture(name) {
-            self.error(
-                format!("textures and samplers (`{name}`) are not supported yet"),
-                path.span,
-            );
+            self.error(texture_refusal(name), path.span);
             return None;
         }
         match self.resolve_path(path, true)? {
@@ -240,10 +251,7 @@ impl FnLowerer<'_, '_> {
             return Some(None);
         }
         if is_texture(name) {
-            self.error(
-                format!("textures and samplers (`{name}`) are not supported yet"),
-                span,
-            );
+            self.error(texture_refusal(name), span);
             return Some(None);
         }
         None
@@ -381,7 +389,7 @@ impl FnLowerer<'_, '_> {
         }
         if report {
             let msg = if is_texture(name) {
-                format!("textures and samplers (`{name}`) are not supported yet")
+                texture_refusal(name)
             } else {
                 format!("unknown name `{name}`")
             };

@@ -75,6 +75,9 @@ pub fn is_builtin_type(name: &str) -> bool {
 /// The class, alias and variable templates the built-in `<metal_stdlib>` prelude declares
 /// (type traits, `numeric_limits`...): known to the parser before it sees their declarations.
 pub const PRELUDE_TEMPLATES: &[&str] = &[
+    "texture1d",
+    "texture2d",
+    "texture3d",
     "integral_constant",
     "bool_constant",
     "enable_if",
@@ -152,13 +155,10 @@ pub fn is_template_type(name: &str) -> bool {
                 | "packed_vec"
                 | "simdgroup_matrix"
                 | "array_ref"
-                | "texture1d"
                 | "texture1d_array"
-                | "texture2d"
                 | "texture2d_array"
                 | "texture2d_ms"
                 | "texture2d_ms_array"
-                | "texture3d"
                 | "texturecube"
                 | "texturecube_array"
                 | "texture_buffer"

@@ -1,0 +1,236 @@
+//! Texture kernel parameters (`texture2d<float, access::read> in [[texture(0)]]`).
+//!
+//! `texture1d`, `texture2d` and `texture3d` are class templates of the prelude whose
+//! methods (`read`, `write`, `get_width`...) are MSL over four fields: a pointer to the
+//! texels and the width, height and depth. A texture parameter is bound to the device
+//! buffer at [`KernelParam::TEXTURE_BUFFER_BASE`]` + n`, which the launch spec fills with a
+//! 16-byte header (the three sizes and a format code) and the texels converted to the
+//! element type; here the header is read once at kernel entry and the fields built from it.
+//! Every read and write is then an ordinary bounds-checked device access of that buffer,
+//! which the simulator names after the texture.
+
+use metalsim_isa::{KernelParam, Op, ParamKind, Space, Type};
+
+use crate::ast;
+use crate::lower::templates::TArg;
+use crate::lower::types::{Scalar, StructId, Ty};
+use crate::lower::{DeclType, FnLowerer, Place, Val};
+
+/// Bytes of the header in front of a texture's texels.
+const HEADER_BYTES: u32 = 16;
+
+/// What a texture type is: its dimensions, element type and access.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct TextureType {
+    /// 1, 2 or 3.
+    pub dims: u8,
+    /// The element type `T` of `textureNd<T, A>`.
+    pub elem: Scalar,
+    /// `access::sample` (0), `read` (1), `write` (2) or `read_write` (3).
+    pub access: u8,
+}
+
+impl TextureType {
+    /// Whether the kernel may write the texture.
+    pub fn writable(self) -> bool {
+        matches!(self.access, 2 | 3)
+    }
+
+    /// The MSL spelling of the type (`texture2d<float, access::read>`).
+    pub fn spelling(self) -> String {
+        let access = match self.access {
+            0 => "sample",
+            1 => "read",
+            2 => "write",
+            _ => "read_write",
+        };
+        format!(
+            "texture{}d<{}, access::{access}>",
+            self.dims,
+            self.elem.name()
+        )
+    }
+}
+
+impl FnLowerer<'_, '_> {
+    /// Whether a struct is an instance of the prelude's `texture1d/2d/3d`, and which.
+    pub(crate) fn texture_type(&self, id: StructId) -> Option<TextureType> {
+        let class = self.g.classes.get(id.0)?;
+        let dims = match self.g.decl(class.template?).name.as_str() {
+            "texture1d" => 1,
+            "texture2d" => 2,
+            "texture3d" => 3,
+            _ => return None,
+        };
+        let fields = &self.g.structs.get(id).fields;
+        if fields.first().map(|f| f.0.as_str()) != Some("__texels") {
+            return None;
+        }
+        let elem = match class.args.first()? {
+            TArg::Type(Ty::Scalar(s)) => *s,
+            _ => return None,
+        };
+        let access = match class.args.get(1)? {
+            TArg::Value(c) => u8::try_from(c.as_i128()).ok()?,
+            _ => return None,
+        };
+        Some(TextureType { dims, elem, access })
+    }
+
+    /// A `[[texture(n)]]` kernel parameter: checks its type, binds its name to a texture
+    /// built from the header of its buffer, and returns that buffer's binding.
+    pub(crate) fn texture_param(
+        &mut self,
+        p: &ast::Param,
+        d: &DeclType,
+        name: &str,
+        attr: &ast::Attribute,
+    ) -> Option<KernelParam> {
+        let index = self.binding_index(attr)?;
+        let tex = match &d.ty {
+            Ty::Struct(id) => self.texture_type(*id),
+            _ => None,
+        };
+        let Some(tex) = tex.filter(|_| !d.is_ref) else {
+            let t = self.show(&d.ty);
+            self.error(
+                format!(
+                    "`[[texture({index})]]` parameter `{name}` must be a texture1d, texture2d or texture3d passed by value, not `{t}{}`",
+                    if d.is_ref { "&" } else { "" }
+                ),
+                p.span,
+            );
+            return None;
+        };
+        if !matches!(
+            tex.elem,
+            Scalar::Float
+                | Scalar::Half
+                | Scalar::Int
+                | Scalar::UInt
+                | Scalar::Short
+                | Scalar::UShort
+        ) {
+            self.error(
+                format!(
+                    "textures of `{}` are not allowed; a texture's element type is float, half, int, uint, short or ushort",
+                    tex.elem.name()
+                ),
+                p.ty.span,
+            );
+            return None;
+        }
+        let texel = Ty::vector(tex.elem, 4);
+        let kp = KernelParam {
+            kind: ParamKind::Buffer,
+            index: KernelParam::TEXTURE_BUFFER_BASE + index,
+            name: name.to_string(),
+            space: Space::Device,
+            type_name: tex.spelling(),
+            elem_size: self.g.structs.size(&texel),
+            elem_align: self.g.structs.align(&texel),
+            readonly: !tex.writable(),
+            is_ref: false,
+            atomic: false,
+            is_struct: false,
+        };
+        if name.is_empty() {
+            return Some(kp);
+        }
+        let addr = self.s.val(Op::BufferAddr(kp.index), Type::U64, &[]);
+        let header = Place::Mem {
+            ty: Ty::vector(Scalar::UInt, 4),
+            addr,
+            offset: 0,
+            space: Space::Device,
+            is_const: true,
+        };
+        let sizes = self.load(&header, p.span)?;
+        let texels = self.mem_addr(addr, HEADER_BYTES);
+        let parts = vec![texels, sizes.parts[0], sizes.parts[1], sizes.parts[2]];
+        if self.g.structs.leaf_count(&d.ty) != parts.len() {
+            let t = self.show(&d.ty);
+            self.error(
+                format!("internal: `{t}` does not have the prelude's texture fields"),
+                p.span,
+            );
+            return None;
+        }
+        let v = Val {
+            ty: d.ty.clone(),
+            parts,
+        };
+        self.bind_value(name, v, true);
+        Some(kp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+
+    /// Compiles `src` and returns the first kernel's parameters as `name index type
+    /// readonly size` lines and its printed ISA, or the rendered diagnostics.
+    fn check(src: &str) -> Result<(String, String), String> {
+        let (m, diags, sources) = crate::compile_str("t.metal", src);
+        match m {
+            Some(m) if !crate::has_errors(&diags) => {
+                let f = &m.functions[0];
+                let params = f
+                    .params
+                    .iter()
+                    .map(|p| {
+                        format!(
+                            "{} {} {} {} {}",
+                            p.name, p.index, p.type_name, p.readonly, p.elem_size
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                Ok((params, m.to_string()))
+            }
+            _ => Err(crate::render_short(&diags, &sources)),
+        }
+    }
+
+    #[test]
+    fn texture_parameters_bind_buffers_after_the_user_ones() {
+        let (params, isa) = check(
+            "#include <metal_stdlib>\nusing namespace metal;\n\
+             kernel void k(texture2d<float, access::read> src [[texture(0)]],\n\
+             texture2d<half, access::write> dst [[texture(3)]],\n\
+             uint2 gid [[thread_position_in_grid]]) {\n\
+               if (gid.x >= src.get_width() || gid.y >= src.get_height()) return;\n\
+               dst.write(half4(src.read(gid)), gid);\n}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            params,
+            "src 1024 texture2d<float, access::read> true 16\n\
+             dst 1027 texture2d<half, access::write> false 8"
+        );
+        assert!(isa.contains("buffer_addr.1024"), "{isa}");
+        assert!(isa.contains("buffer_addr.1027"), "{isa}");
+    }
+
+    #[test]
+    fn coordinates_may_be_ushort_and_access_is_checked_at_the_call() {
+        let head = "#include <metal_stdlib>\nusing namespace metal;\n\
+                    kernel void k(texture3d<short, access::read_write> t [[texture(1)]],\n\
+                    texture1d<uint> lut [[texture(2)]],\n\
+                    ushort3 p [[thread_position_in_grid]]) {\n";
+        let (params, _) = check(&format!(
+            "{head}t.write(t.read(p, 0) + short4(lut.read(ushort(p.x))), p);\nt.fence();\n}}\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            params,
+            "t 1025 texture3d<short, access::read_write> false 8\n\
+             lut 1026 texture1d<uint, access::sample> true 16"
+        );
+        let err = check(&format!("{head}lut.write(uint4(1), 0u);\n}}\n")).unwrap_err();
+        assert!(
+            err.contains("write() needs a texture with access::write") && err.contains("t.metal:6"),
+            "{err}"
+        );
+    }
+}

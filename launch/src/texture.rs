@@ -1,0 +1,627 @@
+//! Textures: the `[[texture]]` table, pixel formats, and the buffer a texture becomes.
+//!
+//! The frontend lowers `textureNd<T, A> t [[texture(n)]]` to the device buffer at
+//! [`KernelParam::TEXTURE_BUFFER_BASE`]` + n` (see `frontend/src/lower/texture.rs`): a
+//! 16-byte header (width, height, depth, and a code naming the pixel format and `T`) and
+//! then the texels, four channels of `T` each. The pixel format is a property of the bound
+//! texture, as in Metal: the texels are converted from the format here, when the spec is
+//! resolved, and back to it when the texture is written out, by the rules of the MSL
+//! specification, section 7.7 ("Texture Addressing and Conversion Rules"): table 31 for
+//! normalized integers to float, table 32 for float to normalized integers (round to
+//! nearest even, NaN to 0), 7.7.2 for half, and table 33 (saturation) for integers.
+
+use std::path::Path;
+
+use half::f16;
+use metalsim_isa::{KernelParam, Type};
+use serde::{Deserialize, Deserializer, Serialize, Serializer, de};
+
+use crate::dispatch::{BufferBinding, ElemType};
+use crate::init::{Init, generate};
+use crate::npy::{peek_type_and_shape, read_npy_bytes};
+use crate::resolve::allocate;
+
+/// Bytes of the header in front of the texels.
+pub(crate) const HEADER_BYTES: usize = 16;
+
+/// A `[[texture]]` table: one `[[texture(index)]]` binding and its contents.
+#[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TextureSpec {
+    /// The binding index `n` of `[[texture(n)]]`.
+    pub index: u32,
+    /// The texture's name: for messages and the output file `<name>.npy`.
+    pub name: String,
+    /// The pixel format (`rgba8unorm`, `r32float`...).
+    #[serde(with = "format_serde")]
+    pub format: PixelFormat,
+    /// Width in texels; may be omitted when `init` is `npy` (its shape gives it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
+    /// Height in texels (2D and 3D textures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height: Option<u32>,
+    /// Depth in texels (3D textures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<u32>,
+    /// The initial channel values in the format's storage type (`uchar` for `rgba8unorm`,
+    /// `half` for `rgba16float`...); `None` means zeros. An `.npy` file has shape
+    /// `(width, C)`, `(height, width, C)` or `(depth, height, width, C)` for `C` channels
+    /// (the channel axis may be left out when `C` is 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<Init>,
+    /// Written to `OUT/<name>.npy` after the run, in the same shape and storage type.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub output: bool,
+}
+
+/// How one channel of a pixel format is stored and what it means.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Channel {
+    /// An unsigned normalized integer of this many bits: `c / (2^bits - 1)`.
+    Unorm(u32),
+    /// A signed normalized integer of this many bits: `max(c / (2^(bits-1) - 1), -1)`.
+    Snorm(u32),
+    /// An unsigned integer of this many bits.
+    Uint(u32),
+    /// A signed integer of this many bits.
+    Sint(u32),
+    /// An IEEE float of this many bits (16 or 32).
+    Float(u32),
+}
+
+impl Channel {
+    /// The scalar type a channel is stored as (and read from or written to `.npy` as).
+    pub fn storage(self) -> Type {
+        match self {
+            Channel::Unorm(8) | Channel::Uint(8) => Type::U8,
+            Channel::Snorm(8) | Channel::Sint(8) => Type::I8,
+            Channel::Unorm(_) | Channel::Uint(16) => Type::U16,
+            Channel::Snorm(_) | Channel::Sint(16) => Type::I16,
+            Channel::Uint(_) => Type::U32,
+            Channel::Sint(_) => Type::I32,
+            Channel::Float(16) => Type::F16,
+            Channel::Float(_) => Type::F32,
+        }
+    }
+
+    /// Whether a texture of this element type may read the channel: float and half
+    /// textures read normalized and float formats, int and short signed integers, uint and
+    /// ushort unsigned integers.
+    fn fits(self, elem: Type) -> bool {
+        match self {
+            Channel::Unorm(_) | Channel::Snorm(_) | Channel::Float(_) => elem.is_float(),
+            Channel::Uint(_) => matches!(elem, Type::U32 | Type::U16),
+            Channel::Sint(_) => matches!(elem, Type::I32 | Type::I16),
+        }
+    }
+}
+
+/// A pixel format: `MTLPixelFormat` without the prefix, in lower case.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct PixelFormat {
+    /// The name (`rgba8unorm`).
+    pub name: &'static str,
+    /// Channels per pixel, 1 to 4.
+    pub channels: u8,
+    /// What each channel holds.
+    pub channel: Channel,
+    /// Stored blue, green, red, alpha (`bgra8unorm`).
+    pub bgra: bool,
+}
+
+macro_rules! formats {
+    ($($name:literal $channels:literal $channel:expr),* $(,)?) => {
+        &[$(PixelFormat { name: $name, channels: $channels, channel: $channel, bgra: false }),*]
+    };
+}
+
+/// Every supported format (the ordinary, non-packed, non-compressed, non-sRGB ones).
+pub const PIXEL_FORMATS: &[PixelFormat] = {
+    use Channel::*;
+    formats![
+        "r8unorm" 1 Unorm(8), "rg8unorm" 2 Unorm(8), "rgba8unorm" 4 Unorm(8),
+        "r8snorm" 1 Snorm(8), "rg8snorm" 2 Snorm(8), "rgba8snorm" 4 Snorm(8),
+        "r8uint" 1 Uint(8), "rg8uint" 2 Uint(8), "rgba8uint" 4 Uint(8),
+        "r8sint" 1 Sint(8), "rg8sint" 2 Sint(8), "rgba8sint" 4 Sint(8),
+        "r16unorm" 1 Unorm(16), "rg16unorm" 2 Unorm(16), "rgba16unorm" 4 Unorm(16),
+        "r16snorm" 1 Snorm(16), "rg16snorm" 2 Snorm(16), "rgba16snorm" 4 Snorm(16),
+        "r16uint" 1 Uint(16), "rg16uint" 2 Uint(16), "rgba16uint" 4 Uint(16),
+        "r16sint" 1 Sint(16), "rg16sint" 2 Sint(16), "rgba16sint" 4 Sint(16),
+        "r16float" 1 Float(16), "rg16float" 2 Float(16), "rgba16float" 4 Float(16),
+        "r32uint" 1 Uint(32), "rg32uint" 2 Uint(32), "rgba32uint" 4 Uint(32),
+        "r32sint" 1 Sint(32), "rg32sint" 2 Sint(32), "rgba32sint" 4 Sint(32),
+        "r32float" 1 Float(32), "rg32float" 2 Float(32), "rgba32float" 4 Float(32),
+        "bgra8unorm" 4 Unorm(8),
+    ]
+};
+
+impl PixelFormat {
+    /// The format with this name.
+    pub fn from_name(name: &str) -> Option<PixelFormat> {
+        PIXEL_FORMATS
+            .iter()
+            .find(|f| f.name == name)
+            .map(|f| PixelFormat {
+                bgra: f.name == "bgra8unorm",
+                ..*f
+            })
+    }
+
+    fn code(self) -> u32 {
+        PIXEL_FORMATS
+            .iter()
+            .position(|f| f.name == self.name)
+            .unwrap_or_else(|| unreachable!("every format is in the table")) as u32
+    }
+
+    /// Where the logical channel `c` (0 red ... 3 alpha) is stored.
+    fn stored_at(self, c: usize) -> usize {
+        if self.bgra && c < 3 { 2 - c } else { c }
+    }
+}
+
+/// `format = "rgba8unorm"` in the file.
+mod format_serde {
+    use super::*;
+
+    pub(super) fn serialize<S: Serializer>(f: &PixelFormat, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(f.name)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<PixelFormat, D::Error> {
+        let name = String::deserialize(d)?;
+        PixelFormat::from_name(&name).ok_or_else(|| {
+            let known: Vec<&str> = PIXEL_FORMATS.iter().map(|f| f.name).collect();
+            de::Error::custom(format!(
+                "unknown pixel format `{name}`; expected one of {}",
+                known.join(", ")
+            ))
+        })
+    }
+}
+
+/// What the kernel declares: `texture2d<float, access::read>` gives 2 and `f32`.
+pub(crate) fn texture_type(param: &KernelParam) -> Option<(usize, Type)> {
+    let rest = param.type_name.strip_prefix("texture")?;
+    let dims = match rest.get(..2)? {
+        "1d" => 1,
+        "2d" => 2,
+        "3d" => 3,
+        _ => return None,
+    };
+    let elem = rest[2..].strip_prefix('<')?.split(',').next()?.trim();
+    let ty = match elem {
+        "float" => Type::F32,
+        "half" => Type::F16,
+        "int" => Type::I32,
+        "uint" => Type::U32,
+        "short" => Type::I16,
+        "ushort" => Type::U16,
+        _ => return None,
+    };
+    Some((dims, ty))
+}
+
+/// A texture checked against its parameter, not yet read or converted.
+pub(crate) struct PlannedTexture<'a> {
+    pub(crate) spec: &'a TextureSpec,
+    dims: usize,
+    elem: Type,
+    /// Width, height, depth.
+    size: [u32; 3],
+    /// The `.npy` file, already opened far enough to know its shape.
+    npy: Option<std::path::PathBuf>,
+}
+
+impl PlannedTexture<'_> {
+    /// Bytes the texture's buffer takes.
+    pub(crate) fn bytes(&self) -> u128 {
+        let texels: u128 = self.size.iter().map(|&s| s as u128).product();
+        HEADER_BYTES as u128 + texels * 4 * self.elem.bytes() as u128
+    }
+}
+
+/// Checks a `[[texture]]` against the kernel's parameter and finds its size, reading at
+/// most an `.npy` header.
+pub(crate) fn plan<'a>(
+    spec: &'a TextureSpec,
+    param: &KernelParam,
+    base_dir: &Path,
+) -> Result<PlannedTexture<'a>, String> {
+    let Some((dims, elem)) = texture_type(param) else {
+        return Err(format!(
+            "kernel parameter `{}` is `{}`, which the launch spec cannot bind",
+            param.name, param.type_name
+        ));
+    };
+    let format = spec.format;
+    if !format.channel.fits(elem) {
+        return Err(format!(
+            "`format = \"{}\"` cannot be read by kernel parameter `{} {}`: float and half \
+             textures take normalized or float formats (rgba8unorm, r32float...), int and \
+             short ones signed integer formats (r32sint...), uint and ushort ones unsigned \
+             integer formats (r32uint...)",
+            format.name, param.type_name, param.name
+        ));
+    }
+    let keys = ["width", "height", "depth"];
+    let given = [spec.width, spec.height, spec.depth];
+    for (k, g) in keys.iter().zip(given).skip(dims) {
+        if g.is_some_and(|v| v != 1) {
+            return Err(format!(
+                "`{k}` is given but kernel parameter `{}` is a {dims}D texture (`{}`)",
+                param.name, param.type_name
+            ));
+        }
+    }
+    if let Some((k, _)) = keys.iter().zip(given).find(|(_, g)| *g == Some(0)) {
+        return Err(format!(
+            "`{k} = 0`: a texture has at least one texel each way"
+        ));
+    }
+    let mut size = [1u32; 3];
+    let mut npy = None;
+    match &spec.init {
+        Some(Init::Npy(rel)) => {
+            let key = format!("`init.npy = \"{}\"`", rel.display());
+            let path = base_dir.join(rel);
+            let (file_elem, shape) =
+                peek_type_and_shape(&path).map_err(|e| format!("{key}: {e}"))?;
+            let storage = format.channel.storage();
+            if file_elem.scalar != storage {
+                return Err(format!(
+                    "{key}: the file holds `{}` but `{}` stores each channel as `{}`",
+                    crate::value::type_name(file_elem.scalar),
+                    format.name,
+                    crate::value::type_name(storage)
+                ));
+            }
+            let c = format.channels as u64;
+            let spatial = match shape.split_last() {
+                Some((&last, rest)) if shape.len() == dims + 1 && last == c => rest.to_vec(),
+                _ if shape.len() == dims && c == 1 => shape.clone(),
+                _ => {
+                    return Err(format!(
+                        "{key}: shape {shape:?} does not fit a {dims}D `{}` texture: expected \
+                         ({}{c}) — outermost axis first, channels last",
+                        format.name,
+                        ["depth, ", "height, ", "width, "][3 - dims..].concat()
+                    ));
+                }
+            };
+            for (i, &s) in spatial.iter().rev().enumerate() {
+                size[i] = u32::try_from(s)
+                    .ok()
+                    .filter(|&s| s > 0)
+                    .ok_or_else(|| format!("{key}: {} {s} is out of range", keys[i]))?;
+                if let Some(g) = given[i].filter(|&g| g != size[i]) {
+                    return Err(format!(
+                        "`{} = {g}` but {key} has {} {}",
+                        keys[i], keys[i], size[i]
+                    ));
+                }
+            }
+            npy = Some(path);
+        }
+        _ => {
+            let Some(w) = spec.width else {
+                return Err(
+                    "`width` is missing; it may be left out only when `init` is `npy`".into(),
+                );
+            };
+            size = [w, spec.height.unwrap_or(1), spec.depth.unwrap_or(1)];
+        }
+    }
+    Ok(PlannedTexture {
+        spec,
+        dims,
+        elem,
+        size,
+        npy,
+    })
+}
+
+/// Reads or generates a planned texture's channels and converts them to its buffer.
+pub(crate) fn materialize(plan: PlannedTexture<'_>) -> Result<BufferBinding, String> {
+    let format = plan.spec.format;
+    let storage = ElemType {
+        scalar: format.channel.storage(),
+        lanes: 1,
+    };
+    let texels: u64 = plan.size.iter().map(|&s| s as u64).product();
+    let channels = texels * format.channels as u64;
+    let stored = match (&plan.spec.init, &plan.npy) {
+        (_, Some(path)) => read_npy_bytes(path, storage)
+            .map_err(|e| format!("`init.npy = \"{}\"`: {e}", path.display()))?,
+        (Some(init @ Init::Values(v)), None) => {
+            if v.len() as u64 != channels {
+                return Err(format!(
+                    "`init.values` has {} values; {} texels of `{}` take {channels}",
+                    v.len(),
+                    texels,
+                    format.name
+                ));
+            }
+            let mut out = allocate(channels as usize * storage.size() as usize)?;
+            generate(init, storage, channels, &mut out)?;
+            out
+        }
+        (Some(init), None) => {
+            let mut out = allocate(channels as usize * storage.size() as usize)?;
+            generate(init, storage, channels, &mut out)?;
+            out
+        }
+        (None, None) => vec![0; channels as usize * storage.size() as usize],
+    };
+    let texel_bytes = 4 * plan.elem.bytes() as usize;
+    let mut bytes = allocate(HEADER_BYTES + texels as usize * texel_bytes)?;
+    let code = format.code() | (elem_code(plan.elem) << 8) | ((plan.dims as u32) << 16);
+    for word in [plan.size[0], plan.size[1], plan.size[2], code] {
+        bytes.extend_from_slice(&word.to_le_bytes());
+    }
+    let width = storage.size() as usize;
+    for pixel in stored.chunks_exact(width * format.channels as usize) {
+        for c in 0..4 {
+            let value = if c < format.channels as usize {
+                let at = format.stored_at(c) * width;
+                read_channel(format.channel, &pixel[at..at + width])
+            } else if c == 3 {
+                Value::one(format.channel)
+            } else {
+                Value::Int(0)
+            };
+            put_texel_value(plan.elem, value, &mut bytes);
+        }
+    }
+    Ok(BufferBinding {
+        index: KernelParam::TEXTURE_BUFFER_BASE + plan.spec.index,
+        name: plan.spec.name.clone(),
+        // The header takes the room of one or two texels.
+        elem: ElemType {
+            scalar: plan.elem,
+            lanes: 4,
+        },
+        count: (bytes.len() / texel_bytes) as u64,
+        bytes,
+        output: plan.spec.output,
+    })
+}
+
+/// The element types a texture may have, by code.
+const ELEM_CODES: [Type; 6] = [
+    Type::F32,
+    Type::F16,
+    Type::I32,
+    Type::U32,
+    Type::I16,
+    Type::U16,
+];
+
+fn elem_code(t: Type) -> u32 {
+    ELEM_CODES.iter().position(|&e| e == t).unwrap_or(0) as u32
+}
+
+/// A channel's value between the format and the texel.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Value {
+    Int(i64),
+    Float(f32),
+}
+
+impl Value {
+    /// Alpha of a format without alpha.
+    fn one(channel: Channel) -> Value {
+        match channel {
+            Channel::Uint(_) | Channel::Sint(_) => Value::Int(1),
+            _ => Value::Float(1.0),
+        }
+    }
+}
+
+/// A stored channel as the texture reads it (MSL spec, table 31 and 7.7.2).
+fn read_channel(channel: Channel, b: &[u8]) -> Value {
+    let uint = || b.iter().rev().fold(0u64, |v, &x| v << 8 | x as u64);
+    let sint = || {
+        let bits = 8 * b.len() as u32;
+        ((uint() << (64 - bits)) as i64) >> (64 - bits)
+    };
+    match channel {
+        Channel::Unorm(bits) => Value::Float(uint() as f32 / ((1u64 << bits) - 1) as f32),
+        Channel::Snorm(bits) => {
+            Value::Float((sint() as f32 / ((1u64 << (bits - 1)) - 1) as f32).max(-1.0))
+        }
+        Channel::Uint(_) => Value::Int(uint() as i64),
+        Channel::Sint(_) => Value::Int(sint()),
+        Channel::Float(16) => Value::Float(f16::from_bits(uint() as u16).to_f32()),
+        Channel::Float(_) => Value::Float(f32::from_bits(uint() as u32)),
+    }
+}
+
+/// Appends one channel of a texel of type `elem`.
+fn put_texel_value(elem: Type, v: Value, out: &mut Vec<u8>) {
+    match (elem, v) {
+        (Type::F32, Value::Float(f)) => out.extend_from_slice(&f.to_le_bytes()),
+        (Type::F32, Value::Int(i)) => out.extend_from_slice(&(i as f32).to_le_bytes()),
+        (Type::F16, Value::Float(f)) => out.extend_from_slice(&f16::from_f32(f).to_le_bytes()),
+        (Type::F16, Value::Int(i)) => out.extend_from_slice(&f16::from_f32(i as f32).to_le_bytes()),
+        (t, v) => {
+            let i = match v {
+                Value::Int(i) => i,
+                Value::Float(f) => f as i64,
+            };
+            out.extend_from_slice(&i.to_le_bytes()[..t.bytes() as usize]);
+        }
+    }
+}
+
+/// Whether a binding is a texture's buffer.
+pub(crate) fn is_texture(b: &BufferBinding) -> bool {
+    b.index >= KernelParam::TEXTURE_BUFFER_BASE
+}
+
+/// A texture's final buffer as the format stores it: the `.npy` shape and scalar type
+/// and the channel bytes.
+pub(crate) fn stored_channels(bytes: &[u8]) -> Result<(Vec<u64>, Type, Vec<u8>), String> {
+    let word = |i: usize| {
+        bytes
+            .get(4 * i..4 * i + 4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+    };
+    let (Some(w), Some(h), Some(d), Some(code)) = (word(0), word(1), word(2), word(3)) else {
+        return Err("the texture's header is missing".into());
+    };
+    let format = PIXEL_FORMATS
+        .get((code & 0xff) as usize)
+        .and_then(|f| PixelFormat::from_name(f.name))
+        .ok_or("the texture's header names no pixel format")?;
+    let elem = ELEM_CODES[((code >> 8 & 0xff) as usize).min(ELEM_CODES.len() - 1)];
+    let texel_bytes = 4 * elem.bytes() as usize;
+    let texels = w as u128 * h as u128 * d as u128;
+    let body = bytes
+        .get(HEADER_BYTES..)
+        .filter(|b| b.len() as u128 == texels * texel_bytes as u128)
+        .ok_or("the texture's buffer does not match its header")?;
+    let texels = texels as usize;
+    let storage = format.channel.storage();
+    let mut out = Vec::with_capacity(texels * format.channels as usize * storage.bytes() as usize);
+    let item = elem.bytes() as usize;
+    let mut stored = vec![Value::Int(0); format.channels as usize];
+    for texel in body.chunks_exact(texel_bytes) {
+        for (c, slot) in (0..format.channels as usize).map(|c| (c, format.stored_at(c))) {
+            stored[slot] = texel_value(elem, &texel[c * item..(c + 1) * item]);
+        }
+        for v in &stored {
+            write_channel(format.channel, *v, &mut out);
+        }
+    }
+    let dims = ((code >> 16) as usize).clamp(1, 3);
+    let mut shape: Vec<u64> = [d, h, w][3 - dims..].iter().map(|&s| s as u64).collect();
+    shape.push(format.channels as u64);
+    Ok((shape, storage, out))
+}
+
+/// One channel of a texel of type `elem`.
+fn texel_value(elem: Type, b: &[u8]) -> Value {
+    let uint = b.iter().rev().fold(0u64, |v, &x| v << 8 | x as u64);
+    match elem {
+        Type::F32 => Value::Float(f32::from_bits(uint as u32)),
+        Type::F16 => Value::Float(f16::from_bits(uint as u16).to_f32()),
+        Type::I32 => Value::Int(uint as u32 as i32 as i64),
+        Type::I16 => Value::Int(uint as u16 as i16 as i64),
+        _ => Value::Int(uint as i64),
+    }
+}
+
+/// Appends a channel as the format stores it (MSL spec, tables 32 and 33, and 7.7.2).
+fn write_channel(channel: Channel, v: Value, out: &mut Vec<u8>) {
+    let int = |i: i64, bits: u32, signed: bool, out: &mut Vec<u8>| {
+        let (lo, hi) = if signed {
+            (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+        } else {
+            (0, (1i64 << bits) - 1)
+        };
+        let i = if bits == 32 { i } else { i.clamp(lo, hi) };
+        out.extend_from_slice(&i.to_le_bytes()[..bits as usize / 8]);
+    };
+    let float = |v: Value| match v {
+        Value::Float(f) => f,
+        Value::Int(i) => i as f32,
+    };
+    match channel {
+        Channel::Unorm(bits) => {
+            let max = ((1u64 << bits) - 1) as f32;
+            let f = float(v);
+            let x = if f.is_nan() {
+                0.0
+            } else {
+                (f * max).clamp(0.0, max)
+            };
+            int(x.round_ties_even() as i64, bits, false, out);
+        }
+        Channel::Snorm(bits) => {
+            let max = ((1u64 << (bits - 1)) - 1) as f32;
+            let f = float(v);
+            let x = if f.is_nan() {
+                0.0
+            } else {
+                (f * max).clamp(-max, max)
+            };
+            int(x.round_ties_even() as i64, bits, true, out);
+        }
+        Channel::Uint(bits) | Channel::Sint(bits) => {
+            let i = match v {
+                Value::Int(i) => i,
+                Value::Float(f) => f as i64,
+            };
+            int(i, bits, matches!(channel, Channel::Sint(_)), out);
+        }
+        Channel::Float(16) => out.extend_from_slice(&f16::from_f32(float(v)).to_le_bytes()),
+        Channel::Float(_) => out.extend_from_slice(&float(v).to_le_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads one stored channel of `format` and writes it back.
+    fn check(format: &str, stored: &[u8]) -> (Value, Vec<u8>) {
+        let f = PixelFormat::from_name(format).unwrap();
+        let v = read_channel(f.channel, stored);
+        let mut back = Vec::new();
+        write_channel(f.channel, v, &mut back);
+        (v, back)
+    }
+
+    #[test]
+    fn normalized_integers_convert_by_the_spec_tables() {
+        assert_eq!(check("rgba8unorm", &[255]), (Value::Float(1.0), vec![255]));
+        assert_eq!(check("rgba8unorm", &[0]).0, Value::Float(0.0));
+        assert_eq!(check("r8unorm", &[51]).0, Value::Float(0.2));
+        // -128 and -127 both read as -1.0 (table 31); -1.0 writes as -127 (table 32).
+        assert_eq!(check("r8snorm", &[0x80]), (Value::Float(-1.0), vec![0x81]));
+        assert_eq!(check("r16unorm", &[0xff, 0xff]).0, Value::Float(1.0));
+        let mut out = Vec::new();
+        // 0.5 * 255 = 127.5 rounds to even: 128; NaN writes 0; out of range clamps.
+        for f in [0.5, f32::NAN, 2.0, -1.0] {
+            write_channel(Channel::Unorm(8), Value::Float(f), &mut out);
+        }
+        assert_eq!(out, [128, 0, 255, 0]);
+    }
+
+    #[test]
+    fn integers_saturate_when_written() {
+        let mut out = Vec::new();
+        write_channel(Channel::Uint(8), Value::Int(300), &mut out);
+        write_channel(Channel::Sint(16), Value::Int(-40000), &mut out);
+        assert_eq!(out, [255, 0x00, 0x80]);
+        assert_eq!(check("r8sint", &[0xfe]).0, Value::Int(-2));
+        assert_eq!(
+            check("r32float", &1.5f32.to_le_bytes()).0,
+            Value::Float(1.5)
+        );
+    }
+
+    #[test]
+    fn kernel_texture_types_are_read_from_the_parameter() {
+        let mut p = KernelParam {
+            kind: metalsim_isa::ParamKind::Buffer,
+            index: KernelParam::TEXTURE_BUFFER_BASE,
+            name: "t".into(),
+            space: metalsim_isa::Space::Device,
+            type_name: "texture2d<half, access::read_write>".into(),
+            elem_size: 8,
+            elem_align: 8,
+            readonly: false,
+            is_ref: false,
+            atomic: false,
+            is_struct: false,
+        };
+        assert_eq!(texture_type(&p), Some((2, Type::F16)));
+        p.type_name = "texture3d<ushort, access::read>".into();
+        assert_eq!(texture_type(&p), Some((3, Type::U16)));
+        p.type_name = "float".into();
+        assert_eq!(texture_type(&p), None);
+    }
+}
