@@ -221,7 +221,7 @@ fn bad_specs_and_bodies_are_exit_2_with_file_and_line() {
                 "output_dtypes = [\"float4\"]",
             ),
             body.to_string(),
-            "spec.toml:8:1: `float4` is not a scalar MSL type",
+            "spec.toml:8:1: `float4` is a vector type; MLX dtypes are scalars",
         ),
         (
             SPEC.replace("inp.npy", "nothing.npy"),
@@ -277,5 +277,438 @@ fn a_plain_spec_still_runs_the_ordinary_way() {
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Writes `values` as a `.npy` file of `shape` in C or Fortran order; `values` are in
+/// row-major order of the logical array either way.
+fn save<T: npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], fortran: bool, values: &[T]) {
+    use npyz::WriterBuilder;
+    let order = if fortran {
+        npyz::Order::Fortran
+    } else {
+        npyz::Order::C
+    };
+    let mut w = npyz::WriteOptions::<T>::new()
+        .default_dtype()
+        .shape(shape)
+        .order(order)
+        .writer(std::io::BufWriter::new(
+            std::fs::File::create(path).unwrap(),
+        ))
+        .begin_nd()
+        .unwrap();
+    if fortran {
+        // Storage order: the first index varies fastest.
+        let (rows, cols) = (shape[0] as usize, shape[1] as usize);
+        for j in 0..cols {
+            for i in 0..rows {
+                w.push(&values[i * cols + j]).unwrap();
+            }
+        }
+    } else {
+        for v in values {
+            w.push(v).unwrap();
+        }
+    }
+    w.finish().unwrap();
+}
+
+/// An `.npy` file's values as `T`.
+fn load_as<T: npyz::Deserialize>(path: &Path) -> (Vec<u64>, Vec<T>) {
+    let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let npy = NpyFile::new(&bytes[..]).unwrap();
+    let shape = npy.shape().to_vec();
+    (shape, npy.into_vec::<T>().unwrap())
+}
+
+/// Runs `metalsim run` in `dir` and returns its exit code and stderr.
+fn run_in(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::cargo_bin("metalsim")
+        .unwrap()
+        .current_dir(dir)
+        .arg("run")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The exp example's flags, MLX's keywords spelled as flags.
+const EXP_FLAGS: &[&str] = &[
+    "--mlx-name",
+    "myexp",
+    "--input-names",
+    "inp",
+    "--output-names",
+    "out",
+    "--template",
+    "T=float",
+    "--grid",
+    "4096,1,1",
+    "--threadgroup",
+    "256,1,1",
+    "--output-shapes",
+    "64,64",
+    "--output-dtypes",
+    "float32",
+    "--input",
+    "inp=data/inp.npy",
+];
+
+#[test]
+fn flags_alone_run_the_exp_example_as_its_spec_does() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mlx");
+    let flags_dir = out_dir("flags-exp");
+    let mut args = vec!["exp.body.metal", "--verbose", "--out"];
+    let out = flags_dir.display().to_string();
+    args.push(&out);
+    args.extend_from_slice(EXP_FLAGS);
+    let (code, stderr) = run_in(&examples, &args);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("Generated source code for `myexp`:\n```\n#include <metal_stdlib>\n")
+            && stderr.contains(
+                "[[kernel]] void custom_kernel_myexp(\n    const device float* inp [[buffer(0)]],\n"
+            ),
+        "{stderr}"
+    );
+    let spec_dir = out_dir("flags-exp-spec");
+    run(
+        "examples/mlx/exp.body.metal",
+        "examples/mlx/exp.toml",
+        &spec_dir,
+        &[],
+    );
+    assert_eq!(
+        std::fs::read(flags_dir.join("out.npy")).unwrap(),
+        std::fs::read(spec_dir.join("out.npy")).unwrap()
+    );
+}
+
+#[test]
+fn flags_complete_and_override_a_spec() {
+    // The spec lacks `grid` (a flag gives it); flags replace its output shape and input.
+    let spec = SPEC.replace("grid = [4096]\n", "");
+    let dir = scratch(
+        "override",
+        &[
+            ("spec.toml", &spec),
+            (
+                "body.metal",
+                "uint i = thread_position_in_grid.x;\nout[i] = inp[i] * 2;\n",
+            ),
+        ],
+    );
+    let values: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    save(&dir.join("small.npy"), &[64], false, &values);
+    let (code, stderr) = run_in(&dir, &["body.metal", "--spec", "spec.toml"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("spec.toml: missing key `grid` in `[mlx]` (or give --grid)"),
+        "{stderr}"
+    );
+    let (code, stderr) = run_in(
+        &dir,
+        &[
+            "body.metal",
+            "--spec",
+            "spec.toml",
+            "--grid",
+            "64",
+            "--output-shapes",
+            "8,8",
+            "--input",
+            "inp=small.npy",
+            "--out",
+            "o",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let (shape, got) = load(&dir.join("o/out.npy"));
+    assert_eq!(shape, [8, 8]);
+    assert_eq!(got, values.iter().map(|v| v * 2.0).collect::<Vec<_>>());
+}
+
+#[test]
+fn bad_flags_are_exit_2_naming_the_flag() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mlx");
+    let with = |flag: &str, value: &str| -> Vec<String> {
+        let mut args: Vec<String> = vec!["exp.body.metal".into()];
+        let mut skip = false;
+        for (i, a) in EXP_FLAGS.iter().enumerate() {
+            if skip {
+                skip = false;
+                continue;
+            }
+            if *a == flag && i % 2 == 0 {
+                skip = true;
+                continue;
+            }
+            args.push(a.to_string());
+        }
+        if !value.is_empty() {
+            args.push(flag.into());
+            args.push(value.into());
+        }
+        args
+    };
+    for (flag, value, expected) in [
+        (
+            "--grid",
+            "0,1",
+            "--grid: `0,1`: `0` is not a positive integer",
+        ),
+        (
+            "--threadgroup",
+            "64,64",
+            "--threadgroup: `threadgroup = [64, 64, 1]` has 4096 threads",
+        ),
+        (
+            "--output-dtypes",
+            "complex64",
+            "--output-dtypes: `complex64` is not supported",
+        ),
+        (
+            "--output-names",
+            "",
+            "missing --output-names (MLX's `output_names`)",
+        ),
+        ("--input", "inp=nothing.npy", "--input inp: input `inp` ("),
+        ("--input", "inp", "--input: `inp` is not NAME=VALUE"),
+        (
+            "--template",
+            "T=float3",
+            "--template T: template `T`: `float3` is a vector type",
+        ),
+    ] {
+        let args = with(flag, value);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stderr) = run_in(&examples, &args);
+        assert_eq!(code, Some(2), "{flag} {value}: {stderr}");
+        assert!(stderr.contains(expected), "{flag} {value}: {stderr}");
+    }
+    let (code, stderr) = run_in(&examples, &["exp.body.metal"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("give --spec FILE"), "{stderr}");
+    let (code, stderr) = run_in(
+        &examples,
+        &[
+            "../vector_add.metal",
+            "--spec",
+            "../vector_add.toml",
+            "--grid",
+            "4",
+        ],
+    );
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("need a spec in MLX form"), "{stderr}");
+}
+
+/// A body that reads its input through `elem_to_loc` and reports the strides it got.
+const STRIDED_BODY: &str = "\
+uint elem = thread_position_in_grid.x;
+out[elem] = metal::exp(inp[elem_to_loc(elem, inp_shape, inp_strides, inp_ndim)]);
+if (elem < uint(inp_ndim)) {
+    st[elem] = inp_strides[elem];
+}
+";
+
+#[test]
+fn strided_inputs_bind_as_mlx_binds_them() {
+    let dir = scratch("strided", &[("body.metal", STRIDED_BODY)]);
+    // The logical (8, 16) array A[i][j] = (16 i + j) / 100, in both orders.
+    let a: Vec<f32> = (0..128).map(|v| v as f32 / 100.0).collect();
+    save(&dir.join("a_f.npy"), &[8, 16], true, &a);
+    save(&dir.join("a_c.npy"), &[8, 16], false, &a);
+    let exp_of = |v: &[f32]| v.iter().map(|&x| f64::from(x).exp()).collect::<Vec<_>>();
+    let transposed: Vec<f32> = (0..128).map(|k| a[(k % 8) * 16 + k / 8]).collect();
+    let view = "inp={ npy = \"a_c.npy\", shape = [16, 8], strides = [1, 16] }";
+    for (i, (input, contiguous, strides, want)) in [
+        ("inp=a_f.npy", "true", [16i64, 1], &a),
+        ("inp=a_f.npy", "false", [1, 8], &a),
+        (view, "true", [8, 1], &transposed),
+        (view, "false", [1, 16], &transposed),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = format!("o{i}");
+        let contiguous = format!("--ensure-row-contiguous={contiguous}");
+        let (code, stderr) = run_in(
+            &dir,
+            &[
+                "body.metal",
+                "--mlx-name",
+                "strided",
+                "--input-names",
+                "inp",
+                "--output-names",
+                "out,st",
+                "--output-dtypes",
+                "float32,int64",
+                "--output-shapes",
+                "128",
+                "--output-shapes",
+                "2",
+                "--grid",
+                "128",
+                "--threadgroup",
+                "64",
+                "--input",
+                input,
+                &contiguous,
+                "--out",
+                &out,
+            ],
+        );
+        assert_eq!(code, Some(0), "case {i}: {stderr}");
+        let (_, got_strides) = load_as::<i64>(&dir.join(&out).join("st.npy"));
+        assert_eq!(got_strides, strides, "case {i}");
+        let (_, got) = load(&dir.join(&out).join("out.npy"));
+        check_close(&format!("case {i}"), &got, &exp_of(want), 1e-6);
+    }
+}
+
+#[test]
+fn scalar_inputs_are_constant_references() {
+    let body = "uint i = thread_position_in_grid.x;\nout[i] = inp[i] * alpha + float(beta);\n";
+    let dir = scratch("scalars", &[("body.metal", body)]);
+    let (code, stderr) = run_in(
+        &dir,
+        &[
+            "body.metal",
+            "--mlx-name",
+            "axpb",
+            "--input-names",
+            "inp,alpha,beta",
+            "--output-names",
+            "out",
+            "--output-dtypes",
+            "float",
+            "--output-shapes",
+            "4096",
+            "--grid",
+            "4096",
+            "--threadgroup",
+            "256",
+            "--input",
+            "inp=inp.npy",
+            "--input",
+            "alpha=2.5",
+            "--input",
+            "beta={ value = 1.5, dtype = \"float16\" }",
+            "--verbose",
+            "--out",
+            "o",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains(
+            "const device float* inp [[buffer(0)]],\n    \
+             const constant float& alpha [[buffer(1)]],\n    \
+             const constant float16_t& beta [[buffer(2)]],\n    \
+             device float* out [[buffer(3)]]"
+        ),
+        "{stderr}"
+    );
+    let (_, inp) = example("inp.npy");
+    let want: Vec<f64> = inp.iter().map(|&v| f64::from(v) * 2.5 + 1.5).collect();
+    let (_, got) = load(&dir.join("o/out.npy"));
+    check_close("out", &got, &want, 1e-6);
+}
+
+#[test]
+fn every_mlx_dtype_is_read_and_named_as_mlx_names_it() {
+    let body = "uint i = thread_position_in_grid.x;\n\
+                out[i] = float(a[i]) + float(b[i]) + float(c[i]) + float(d[i])\n\
+                       + (e[i] ? 1000.0f : 0.0f) + float(f[i]) + float(g[i]);\n\
+                whole[i] = int(a[i]) * 2;\n";
+    let dir = scratch("dtypes", &[("body.metal", body)]);
+    let n = 16usize;
+    let a: Vec<i8> = (0..n).map(|i| i as i8 - 8).collect();
+    let b: Vec<u16> = (0..n).map(|i| 60000 + i as u16).collect();
+    let c: Vec<i64> = (0..n).map(|i| -(1i64 << 40) * i as i64).collect();
+    let d: Vec<u64> = (0..n).map(|i| (1u64 << 50) + i as u64).collect();
+    let e: Vec<bool> = (0..n).map(|i| i % 3 == 0).collect();
+    let f: Vec<half::f16> = (0..n)
+        .map(|i| half::f16::from_f32(i as f32 * 0.25))
+        .collect();
+    let g: Vec<f32> = (0..n).map(|i| 1.0 + i as f32 / 128.0).collect();
+    save(&dir.join("a.npy"), &[n as u64], false, &a);
+    save(&dir.join("b.npy"), &[n as u64], false, &b);
+    save(&dir.join("c.npy"), &[n as u64], false, &c);
+    save(&dir.join("d.npy"), &[n as u64], false, &d);
+    save(&dir.join("e.npy"), &[n as u64], false, &e);
+    save(&dir.join("f.npy"), &[n as u64], false, &f);
+    save(&dir.join("g.npy"), &[n as u64], false, &g);
+    let mut args = vec![
+        "body.metal",
+        "--mlx-name",
+        "dtypes",
+        "--input-names",
+        "a,b,c,d,e,f,g",
+        "--output-names",
+        "out,whole",
+        "--output-dtypes",
+        "float32,int32",
+        "--output-shapes",
+        "16",
+        "--output-shapes",
+        "16",
+        "--grid",
+        "16",
+        "--threadgroup",
+        "16",
+        "--input",
+        "g={ npy = \"g.npy\", dtype = \"bfloat16\" }",
+        "--verbose",
+        "--out",
+        "o",
+    ];
+    let files: Vec<String> = ["a", "b", "c", "d", "e", "f"]
+        .iter()
+        .map(|x| format!("{x}={x}.npy"))
+        .collect();
+    for f in &files {
+        args.push("--input");
+        args.push(f);
+    }
+    let (code, stderr) = run_in(&dir, &args);
+    assert_eq!(code, Some(0), "{stderr}");
+    for decl in [
+        "const device int8_t* a",
+        "const device uint16_t* b",
+        "const device int64_t* c",
+        "const device uint64_t* d",
+        "const device bool* e",
+        "const device float16_t* f",
+        "const device bfloat16_t* g",
+        "device int32_t* whole",
+    ] {
+        assert!(stderr.contains(decl), "{decl}: {stderr}");
+    }
+    let want: Vec<f64> = (0..n)
+        .map(|i| {
+            let bf = half::bf16::from_f32(g[i]).to_f64();
+            f64::from(a[i])
+                + f64::from(b[i])
+                + c[i] as f64
+                + d[i] as f64
+                + if e[i] { 1000.0 } else { 0.0 }
+                + f[i].to_f64()
+                + bf
+        })
+        .collect();
+    let (_, got) = load(&dir.join("o/out.npy"));
+    check_close("out", &got, &want, 1e-6);
+    let (_, whole) = load_as::<i32>(&dir.join("o/whole.npy"));
+    assert_eq!(
+        whole,
+        a.iter().map(|&v| i32::from(v) * 2).collect::<Vec<_>>()
     );
 }

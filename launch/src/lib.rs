@@ -13,6 +13,11 @@
 //! 3. After the run, [`write_outputs`] writes the buffers marked `output = true` as
 //!    `.npy` files.
 //!
+//! Textures (`[[texture]]` tables, [`TextureSpec`]) become buffers too: the frontend
+//! lowers a texture parameter to a device buffer at
+//! [`metalsim_isa::KernelParam::TEXTURE_BUFFER_BASE`]` + n`, and `texture` converts its
+//! texels from the pixel format when resolving and back when writing outputs.
+//!
 //! Every failure is a [`SpecError`] whose message names the spec file, the binding and
 //! the key at fault.
 
@@ -24,14 +29,18 @@ mod npy;
 mod resolve;
 mod rng;
 mod spec;
+mod texture;
 mod value;
 
 pub use dispatch::{BufferBinding, ElemType, Grid, Launch, ThreadgroupBinding};
 pub use error::SpecError;
 pub use init::{Distribution, Init};
-pub use mlx::{MlxInput, MlxKernel, MlxOutput, MlxSpec, is_mlx_spec};
+pub use mlx::{
+    MlxFields, MlxInput, MlxInputSource, MlxKernel, MlxOrigins, MlxOutput, MlxSpec, is_mlx_spec,
+};
 pub use npy::{read_npy, write_outputs};
 pub use spec::{
     BufferSpec, Dims, LaunchSpec, MAX_THREADS_PER_THREADGROUP, SpecValue, ThreadgroupMemorySpec,
 };
+pub use texture::{Channel, PIXEL_FORMATS, PixelFormat, TextureSpec};
 pub use value::Scalar;

@@ -1,28 +1,20 @@
 //! MLX mode: a kernel written as MLX's `mx.fast.metal_kernel` takes it, a body only.
 //!
-//! An `[mlx]` spec (`docs/launch-spec.md`, "MLX mode") gives what MLX's call gives: the
-//! kernel's name, input and output names, template arguments, the grid and threadgroup
-//! (`dispatchThreads`), output shapes and dtypes, `atomic_outputs`, `init_value`,
-//! `ensure_row_contiguous`, and the inputs as `.npy` files whose shapes and dtypes come
-//! from the files. [`MlxSpec::kernel`] generates the full kernel around the body as MLX
-//! documents it (inputs as `const device T*` in order, each followed by `{name}_shape`,
-//! `{name}_strides` and `{name}_ndim` when the body uses them, then the outputs, then the
-//! Metal attributes the body uses) together with the ordinary [`LaunchSpec`] that binds
-//! it, and [`MlxSpec::write_outputs`] writes each output with its shape.
-//!
-//! Not supported: non-contiguous inputs (a `.npy` file is read in C order, so the
-//! strides given to the kernel are always the row-major ones, whatever
-//! `ensure_row_contiguous` says), and scalar inputs bound as `constant T&`.
+//! MLX's arguments (`docs/launch-spec.md`, "MLX mode") come from an `[mlx]` spec, from
+//! command-line flags, or both ([`MlxFields`]): the kernel's name, input and output names,
+//! template arguments, the grid and threadgroup (`dispatchThreads`), output shapes and
+//! dtypes, `atomic_outputs`, `init_value`, `ensure_row_contiguous`, and each input as a
+//! `.npy` file (its shape and dtype are the file's; Fortran order or explicit `strides`
+//! make a strided array) or a literal scalar ([`MlxInputSource`]). [`MlxSpec::check`]
+//! checks them together; [`MlxSpec::kernel`] generates the full kernel around the body as
+//! MLX does (inputs as `const device T*` in order, `const constant T*` under 8 elements
+//! and `const constant T&` for scalars, each followed by `{name}_shape`,
+//! `{name}_strides` and `{name}_ndim` when the body names them, then the outputs, then
+//! the Metal attributes the body names) together with the ordinary [`LaunchSpec`] that
+//! binds it, and [`MlxSpec::write_outputs`] writes each output with its shape.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
-use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
-
-use half::{bf16, f16};
-use metalsim_isa::Type;
-use npyz::WriterBuilder;
-use serde::Deserialize;
 
 use crate::dispatch::{ElemType, Launch};
 use crate::error::SpecError;
@@ -31,6 +23,20 @@ use crate::spec::{
     BufferSpec, Dims, LaunchSpec, MAX_THREADS_PER_THREADGROUP, SpecValue, read_spec_file,
 };
 use crate::value::Scalar;
+
+mod dtype;
+mod fields;
+mod input;
+mod output;
+
+use dtype::{mlx_type_name, parse_dtype};
+pub use fields::MlxFields;
+use fields::key_line;
+pub use input::{MlxInput, MlxInputSource};
+
+/// MLX passes inputs with fewer elements than this in the `constant` address space
+/// (`max_constant_array_size` in MLX's `write_signature`).
+const MAX_CONSTANT_ARRAY_SIZE: u64 = 8;
 
 /// The Metal attributes a body may use (MSL specification, table 5.8), with the type
 /// each is declared with: MLX adds the ones the body names as kernel parameters.
@@ -57,11 +63,15 @@ const ATTRIBUTES: [(&str, &str); 20] = [
     ("threads_per_threadgroup", "uint3"),
 ];
 
-/// The utilities every generated kernel has, as MLX's `utils.h` provides them: the
-/// location of a row-major element index in a strided array, and ceiling division.
+/// The utilities every generated kernel has, as MLX's `utils.h` provides them: MLX's
+/// names for half and bfloat, the location of a row-major element index in a strided
+/// array, and ceiling division.
 const UTILITIES: &str = "\
 #include <metal_stdlib>
 using namespace metal;
+
+typedef half float16_t;
+typedef bfloat bfloat16_t;
 
 // Where element `elem` (counted in row-major order) lies in an array of `ndim`
 // dimensions with the given shape and strides.
@@ -81,7 +91,7 @@ static inline int ceildiv(int a, int b) {
 }
 ";
 
-/// An `[mlx]` spec, checked, with its inputs' shapes and dtypes read from their files.
+/// An MLX launch, checked, with its inputs' shapes and dtypes read from their files.
 #[derive(Clone, PartialEq, Debug)]
 pub struct MlxSpec {
     /// The kernel's name; the generated kernel is `custom_kernel_{name}`.
@@ -96,31 +106,18 @@ pub struct MlxSpec {
     pub template: BTreeMap<String, SpecValue>,
     /// Threads in the grid (`dispatchThreads`).
     pub grid: Dims,
-    /// Threads per threadgroup.
+    /// Threads per threadgroup, each dimension at most the grid's (MLX clamps it so).
     pub threadgroup: Dims,
     /// Outputs are declared `device atomic<T>*`.
     pub atomic_outputs: bool,
     /// Every output element starts as this value (zeros when not given).
     pub init_value: Option<f64>,
-    /// MLX's flag; inputs read from `.npy` files are row-contiguous either way.
+    /// Strided inputs are copied to row-contiguous arrays first (MLX's default).
     pub ensure_row_contiguous: bool,
     /// The folder relative paths resolve against (the spec file's), absolute.
     pub base_dir: PathBuf,
-    /// What error messages call the spec.
+    /// What error messages call the launch: the spec file, or the command line.
     pub origin: String,
-}
-
-/// One input array: a `.npy` file.
-#[derive(Clone, PartialEq, Debug)]
-pub struct MlxInput {
-    /// The name the body uses.
-    pub name: String,
-    /// The file, absolute.
-    pub path: PathBuf,
-    /// The element type, from the file's dtype.
-    pub elem: ElemType,
-    /// The shape, from the file.
-    pub shape: Vec<u64>,
 }
 
 /// One output array.
@@ -146,39 +143,53 @@ pub struct MlxKernel {
     pub spec: LaunchSpec,
 }
 
-/// The file's form, as serde reads it.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFile {
-    mlx: RawMlx,
+/// Where an MLX launch's arguments came from, so that an error names the spec line or
+/// the flag that gave the wrong value.
+pub struct MlxOrigins<'a> {
+    /// The spec file's text and name, when there is one.
+    pub spec: Option<(&'a str, &'a str)>,
+    /// What the command line gives (nothing for a spec alone).
+    pub flags: &'a MlxFields,
+    /// How the command line spells a key's flag (`grid` is `--grid`); `None` when there
+    /// is no command line.
+    pub flag_name: Option<&'a dyn Fn(&str) -> String>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawMlx {
-    name: String,
-    #[serde(default)]
-    source: Option<String>,
-    input_names: Vec<String>,
-    output_names: Vec<String>,
-    #[serde(default)]
-    template: BTreeMap<String, SpecValue>,
-    grid: Dims,
-    threadgroup: Dims,
-    output_shapes: Vec<Vec<u64>>,
-    output_dtypes: Vec<String>,
-    #[serde(default)]
-    atomic_outputs: bool,
-    #[serde(default)]
-    init_value: Option<f64>,
-    #[serde(default = "yes")]
-    ensure_row_contiguous: bool,
-    #[serde(default)]
-    inputs: BTreeMap<String, String>,
-}
-
-fn yes() -> bool {
-    true
+impl MlxOrigins<'_> {
+    /// The error for `key`: `None` when no one gave it.
+    fn error(&self, key: &str, message: Option<String>) -> SpecError {
+        let flag = self.flag_name.map(|f| f(key));
+        match (message, self.spec) {
+            (Some(message), _) if self.flags.gives(key) => SpecError::Launch {
+                origin: flag.unwrap_or_else(|| key.to_string()),
+                message,
+            },
+            (Some(message), Some((text, origin))) => SpecError::Syntax {
+                origin: origin.to_string(),
+                line: key_line(text, key),
+                column: 1,
+                message,
+            },
+            (Some(message), None) => SpecError::Launch {
+                origin: "the command line".into(),
+                message,
+            },
+            (None, Some((_, origin))) => SpecError::Launch {
+                origin: origin.to_string(),
+                message: match flag {
+                    Some(flag) => format!("missing key `{key}` in `[mlx]` (or give {flag})"),
+                    None => format!("missing key `{key}` in `[mlx]`"),
+                },
+            },
+            (None, None) => SpecError::Launch {
+                origin: "the command line".into(),
+                message: format!(
+                    "missing {} (MLX's `{key}`)",
+                    flag.unwrap_or_else(|| key.to_string())
+                ),
+            },
+        }
+    }
 }
 
 /// Whether a spec's text is in MLX form (has an `[mlx]` table). Text that is not valid
@@ -197,47 +208,53 @@ impl MlxSpec {
 
     /// Parses an `[mlx]` spec from text and reads its inputs' headers.
     pub fn from_str(text: &str, base_dir: &Path, origin: &str) -> Result<MlxSpec, SpecError> {
-        let at = |key: &str, message: String| SpecError::Syntax {
-            origin: origin.to_string(),
-            line: key_line(text, key),
-            column: 1,
-            message,
-        };
-        let raw: RawFile = toml::from_str(text).map_err(|e| {
-            let (line, column) = e
-                .span()
-                .map(|s| line_column(text, s.start))
-                .unwrap_or((1, 1));
-            SpecError::Syntax {
-                origin: origin.to_string(),
-                line,
-                column,
-                message: e
-                    .message()
-                    .trim_end()
-                    .replace("unknown field `", "unknown key `")
-                    .replace("missing field `", "missing key `"),
-            }
-        })?;
-        let m = raw.mlx;
         let base_dir = std::path::absolute(base_dir).unwrap_or_else(|_| base_dir.to_path_buf());
+        let fields = MlxFields::from_toml(text, &base_dir, origin)?;
+        let none = MlxFields::default();
+        let origins = MlxOrigins {
+            spec: Some((text, origin)),
+            flags: &none,
+            flag_name: None,
+        };
+        MlxSpec::check(fields, &origins, &base_dir)
+    }
 
-        if !is_identifier(&m.name) {
-            return Err(at(
-                "name",
-                format!("`name = \"{}\"` is not an identifier", m.name),
-            ));
+    /// Checks MLX's arguments together (the spec's merged with the command line's, say)
+    /// and reads the inputs' headers; errors name the key's origin. `base_dir` is the
+    /// folder the generated launch spec is relative to.
+    pub fn check(
+        fields: MlxFields,
+        origins: &MlxOrigins<'_>,
+        base_dir: &Path,
+    ) -> Result<MlxSpec, SpecError> {
+        let at = |key: &str, message: String| origins.error(key, Some(message));
+        let missing = |key: &str| origins.error(key, None);
+        let name = fields.name.ok_or_else(|| missing("name"))?;
+        let input_names = fields.input_names.unwrap_or_default();
+        let output_names = fields.output_names.ok_or_else(|| missing("output_names"))?;
+        let grid = fields.grid.ok_or_else(|| missing("grid"))?;
+        let threadgroup = fields.threadgroup.ok_or_else(|| missing("threadgroup"))?;
+        let output_shapes = fields
+            .output_shapes
+            .ok_or_else(|| missing("output_shapes"))?;
+        let output_dtypes = fields
+            .output_dtypes
+            .ok_or_else(|| missing("output_dtypes"))?;
+        let ensure_row_contiguous = fields.ensure_row_contiguous.unwrap_or(true);
+
+        if !is_identifier(&name) {
+            return Err(at("name", format!("`{name}` is not an identifier")));
         }
         let mut seen = BTreeSet::new();
         for (key, names) in [
-            ("input_names", &m.input_names),
-            ("output_names", &m.output_names),
+            ("input_names", &input_names),
+            ("output_names", &output_names),
         ] {
             for n in names {
                 if !is_identifier(n) {
                     return Err(at(key, format!("`{n}` is not an identifier")));
                 }
-                if ATTRIBUTES.iter().any(|(a, _)| a == n) || m.template.contains_key(n) {
+                if ATTRIBUTES.iter().any(|(a, _)| a == n) || fields.template.contains_key(n) {
                     return Err(at(
                         key,
                         format!("`{n}` is a Metal attribute or template parameter name"),
@@ -254,44 +271,58 @@ impl MlxSpec {
                 }
             }
         }
-        if m.output_names.is_empty() {
+        if output_names.is_empty() {
             return Err(at("output_names", "give at least one output".into()));
         }
-        for (name, value) in &m.template {
-            if !is_identifier(name) {
-                return Err(at("template", format!("`{name}` is not an identifier")));
+        let mut template = BTreeMap::new();
+        for (tname, value) in &fields.template {
+            // A spec writes template arguments inline: its errors point at `template`.
+            let key = if origins.flags.gives(tname) {
+                tname.as_str()
+            } else {
+                "template"
+            };
+            let at = |_: &str, message: String| at(key, message);
+            if !is_identifier(tname) {
+                return Err(at(
+                    tname,
+                    format!("template `{tname}` is not an identifier"),
+                ));
             }
-            match value {
-                SpecValue::Type(t) if ElemType::from_msl_name(t).is_none_or(|e| e.lanes != 1) => {
-                    return Err(at(
-                        "template",
-                        format!("`{name} = \"{t}\"`: not a scalar MSL type (float, half, int...)"),
-                    ));
-                }
+            let value = match value {
+                SpecValue::Type(t) => SpecValue::Type(
+                    parse_dtype(t)
+                        .map_err(|e| at(tname, format!("template `{tname}`: {e}")))?
+                        .msl_name(),
+                ),
                 SpecValue::Float(_) => {
                     return Err(at(
-                        "template",
-                        format!("`{name}`: a template argument is a type, an int or a bool"),
+                        tname,
+                        format!(
+                            "template `{tname}`: a template argument is a dtype, an int or a bool"
+                        ),
                     ));
                 }
-                _ => {}
-            }
+                other => other.clone(),
+            };
+            template.insert(tname.clone(), value);
         }
-        if m.threadgroup.product() > MAX_THREADS_PER_THREADGROUP {
+        if threadgroup.product() > MAX_THREADS_PER_THREADGROUP {
             return Err(at(
                 "threadgroup",
                 format!(
-                    "`threadgroup = {}` has {} threads; a threadgroup has at most \
+                    "`threadgroup = {threadgroup}` has {} threads; a threadgroup has at most \
                      {MAX_THREADS_PER_THREADGROUP}",
-                    m.threadgroup,
-                    m.threadgroup.product()
+                    threadgroup.product()
                 ),
             ));
         }
-        let n = m.output_names.len();
+        // MLX dispatches `min(threadgroup, grid)` in each dimension.
+        let threadgroup = Dims(std::array::from_fn(|i| threadgroup.0[i].min(grid.0[i])));
+        let n = output_names.len();
         for (key, len) in [
-            ("output_shapes", m.output_shapes.len()),
-            ("output_dtypes", m.output_dtypes.len()),
+            ("output_shapes", output_shapes.len()),
+            ("output_dtypes", output_dtypes.len()),
         ] {
             if len != n {
                 return Err(at(
@@ -304,20 +335,8 @@ impl MlxSpec {
             }
         }
         let mut outputs = Vec::with_capacity(n);
-        for ((name, shape), dtype) in m
-            .output_names
-            .iter()
-            .zip(&m.output_shapes)
-            .zip(&m.output_dtypes)
-        {
-            let elem = ElemType::from_msl_name(dtype)
-                .filter(|e| e.lanes == 1)
-                .ok_or_else(|| {
-                    at(
-                        "output_dtypes",
-                        format!("`{dtype}` is not a scalar MSL type (float, half, int...)"),
-                    )
-                })?;
+        for ((oname, shape), dtype) in output_names.iter().zip(&output_shapes).zip(&output_dtypes) {
+            let elem = parse_dtype(dtype).map_err(|e| at("output_dtypes", e))?;
             if shape
                 .iter()
                 .try_fold(1u64, |p, &d| p.checked_mul(d))
@@ -325,62 +344,54 @@ impl MlxSpec {
             {
                 return Err(at(
                     "output_shapes",
-                    format!("output `{name}`: shape {shape:?} has no elements or is too large"),
+                    format!("output `{oname}`: shape {shape:?} has no elements or is too large"),
                 ));
             }
             outputs.push(MlxOutput {
-                name: name.clone(),
+                name: oname.clone(),
                 elem,
                 shape: shape.clone(),
             });
         }
-        for given in m.inputs.keys() {
-            if !m.input_names.contains(given) {
+        for given in fields.inputs.keys() {
+            if !input_names.contains(given) {
                 return Err(at(
                     given,
-                    format!("`[mlx.inputs]` gives `{given}`, which is not in `input_names`"),
+                    format!("input `{given}` is given, but it is not in `input_names`"),
                 ));
             }
         }
-        let mut inputs = Vec::with_capacity(m.input_names.len());
-        for name in &m.input_names {
-            let Some(file) = m.inputs.get(name) else {
+        let mut inputs = Vec::with_capacity(input_names.len());
+        for iname in &input_names {
+            let Some(source) = fields.inputs.get(iname) else {
                 return Err(at(
                     "input_names",
                     format!(
-                        "input `{name}` has no file: add `{name} = \"FILE.npy\"` to `[mlx.inputs]`"
+                        "input `{iname}` has no data: add `{iname} = \"FILE.npy\"` (or a \
+                         number) to `[mlx.inputs]`"
                     ),
                 ));
             };
-            let path = base_dir.join(file);
-            let (elem, shape) = crate::npy::peek_type_and_shape(&path)
-                .map_err(|e| at(name, format!("input `{name}` ({}): {e}", path.display())))?;
-            if shape.len() > 32 {
-                return Err(at(
-                    name,
-                    format!("input `{name}` has more than 32 dimensions"),
-                ));
-            }
-            inputs.push(MlxInput {
-                name: name.clone(),
-                path,
-                elem,
-                shape,
-            });
+            let input = source
+                .prepare(iname, ensure_row_contiguous)
+                .map_err(|e| at(iname, format!("input `{iname}` {e}")))?;
+            inputs.push(input);
         }
         Ok(MlxSpec {
-            name: m.name,
-            source: m.source.map(|s| base_dir.join(s)),
+            name,
+            source: fields.source,
             inputs,
             outputs,
-            template: m.template,
-            grid: m.grid,
-            threadgroup: m.threadgroup,
-            atomic_outputs: m.atomic_outputs,
-            init_value: m.init_value,
-            ensure_row_contiguous: m.ensure_row_contiguous,
-            base_dir,
-            origin: origin.to_string(),
+            template,
+            grid,
+            threadgroup,
+            atomic_outputs: fields.atomic_outputs.unwrap_or(false),
+            init_value: fields.init_value,
+            ensure_row_contiguous,
+            base_dir: base_dir.to_path_buf(),
+            origin: origins
+                .spec
+                .map_or_else(|| "the command line".to_string(), |(_, o)| o.to_string()),
         })
     }
 
@@ -390,9 +401,9 @@ impl MlxSpec {
     }
 
     /// Generates the kernel around `body` (read from `body_path`) and the launch spec
-    /// binding it.
+    /// binding it. A name counts as used when the body's text contains it anywhere, as
+    /// MLX's search does.
     pub fn kernel(&self, body: &str, body_path: &Path) -> MlxKernel {
-        let used = identifiers(body);
         let mut params = Vec::new();
         let mut buffers = Vec::new();
         let mut index = 0u32;
@@ -401,29 +412,33 @@ impl MlxSpec {
             buffers.push(spec);
         };
         for input in &self.inputs {
-            let ty = input.elem.msl_name();
+            let ty = mlx_type_name(input.elem);
+            let space = if input.count < MAX_CONSTANT_ARRAY_SIZE {
+                "constant"
+            } else {
+                "device"
+            };
+            let reference = if input.shape.is_empty() { "&" } else { "*" };
+            let mut spec = buffer(index, &input.name, input.elem, input.init.clone(), false);
+            spec.count = Some(input.count);
             bind(
                 &mut params,
-                format!("const device {ty}* {}", input.name),
-                buffer(
-                    index,
-                    &input.name,
-                    input.elem,
-                    Init::Npy(input.path.clone()),
-                    false,
-                ),
+                format!("const {space} {ty}{reference} {}", input.name),
+                spec,
             );
             index += 1;
-            // A 0-d array still gets one (unused) element, as a buffer cannot be empty.
-            let dims: Vec<i64> = if input.shape.is_empty() {
-                vec![1]
-            } else {
-                input.shape.iter().map(|&d| d as i64).collect()
-            };
-            let strides = row_major_strides(&dims);
+            if input.shape.is_empty() {
+                continue;
+            }
+            let dims = input.shape.iter().map(|&d| d as i64).collect();
             let extras = [
                 ("shape", "const constant int*", "int", dims),
-                ("strides", "const constant int64_t*", "long", strides),
+                (
+                    "strides",
+                    "const constant int64_t*",
+                    "long",
+                    input.strides.clone(),
+                ),
                 (
                     "ndim",
                     "const constant int&",
@@ -433,7 +448,7 @@ impl MlxSpec {
             ];
             for (suffix, decl, elem, values) in extras {
                 let name = format!("{}_{suffix}", input.name);
-                if !used.contains(name.as_str()) {
+                if !body.contains(name.as_str()) {
                     continue;
                 }
                 let elem = ElemType::from_msl_name(elem).expect("a known type name");
@@ -454,7 +469,7 @@ impl MlxSpec {
             }
         });
         for output in &self.outputs {
-            let ty = output.elem.msl_name();
+            let ty = mlx_type_name(output.elem);
             let decl = if self.atomic_outputs {
                 format!("device atomic<{ty}>* {}", output.name)
             } else {
@@ -473,7 +488,7 @@ impl MlxSpec {
             index += 1;
         }
         for (attr, ty) in ATTRIBUTES {
-            if used.contains(attr) {
+            if body.contains(attr) {
                 params.push(format!("{ty} {attr} [[{attr}]]"));
             }
         }
@@ -510,6 +525,7 @@ impl MlxSpec {
             threadgroup: self.threadgroup,
             buffers,
             threadgroup_memory: Vec::new(),
+            textures: Vec::new(),
             constants: BTreeMap::new(),
             template: self.template.clone(),
             base_dir: self.base_dir.clone(),
@@ -545,7 +561,7 @@ impl MlxSpec {
                 .find(|(b, _)| b.name == output.name)
                 .map(|(_, bytes)| bytes)
                 .ok_or_else(|| fail(&path, "the run has no such buffer".into()))?;
-            write_shaped(&path, output.elem, &output.shape, bytes)
+            output::write_shaped(&path, output.elem, &output.shape, bytes)
                 .map_err(|e| fail(&path, e.to_string()))?;
             written.push(path);
         }
@@ -564,22 +580,6 @@ fn buffer(index: u32, name: &str, elem: ElemType, init: Init, output: bool) -> B
     }
 }
 
-/// The strides (in elements) of a row-major array.
-fn row_major_strides(dims: &[i64]) -> Vec<i64> {
-    let mut strides = vec![1i64; dims.len()];
-    for i in (0..dims.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1].saturating_mul(dims[i + 1]);
-    }
-    strides
-}
-
-/// The identifiers a body's text contains (comments included, as MLX's search does).
-fn identifiers(body: &str) -> BTreeSet<&str> {
-    body.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| is_identifier(w))
-        .collect()
-}
-
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     chars
@@ -588,71 +588,13 @@ fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// The 1-based line where `key` is assigned (`key = ...`), or 1 when it is not written.
-fn key_line(text: &str, key: &str) -> usize {
-    text.lines()
-        .position(|l| {
-            l.trim_start()
-                .strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-        })
-        .map_or(1, |i| i + 1)
-}
-
-/// The 1-based line and column (in characters) of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[line_start..].chars().count() + 1)
-}
-
-/// Writes buffer bytes of scalar `elem`s as a `.npy` file of the given shape.
-fn write_shaped(path: &Path, elem: ElemType, shape: &[u64], bytes: &[u8]) -> io::Result<()> {
-    let size = elem.scalar.bytes() as usize;
-    let items = bytes.chunks_exact(size);
-    let w = BufWriter::new(File::create(path)?);
-    fn le<const N: usize>(b: &[u8]) -> [u8; N] {
-        b.try_into().expect("chunks of the element size")
-    }
-    match elem.scalar {
-        Type::Pred => write_items(w, shape, items.map(|b| b[0] != 0)),
-        Type::I8 => write_items(w, shape, items.map(|b| b[0] as i8)),
-        Type::U8 => write_items(w, shape, items.map(|b| b[0])),
-        Type::I16 => write_items(w, shape, items.map(|b| i16::from_le_bytes(le(b)))),
-        Type::U16 => write_items(w, shape, items.map(|b| u16::from_le_bytes(le(b)))),
-        Type::I32 => write_items(w, shape, items.map(|b| i32::from_le_bytes(le(b)))),
-        Type::U32 => write_items(w, shape, items.map(|b| u32::from_le_bytes(le(b)))),
-        Type::I64 => write_items(w, shape, items.map(|b| i64::from_le_bytes(le(b)))),
-        Type::U64 => write_items(w, shape, items.map(|b| u64::from_le_bytes(le(b)))),
-        Type::F16 => write_items(w, shape, items.map(|b| f16::from_le_bytes(le(b)))),
-        Type::F32 => write_items(w, shape, items.map(|b| f32::from_le_bytes(le(b)))),
-        Type::BF16 => write_items(w, shape, items.map(|b| bf16::from_le_bytes(le(b)).to_f32())),
-    }
-}
-
-fn write_items<T: npyz::AutoSerialize>(
-    w: BufWriter<File>,
-    shape: &[u64],
-    items: impl Iterator<Item = T>,
-) -> io::Result<()> {
-    let mut npy = npyz::WriteOptions::new()
-        .default_dtype()
-        .shape(shape)
-        .writer(w)
-        .begin_nd()?;
-    for x in items {
-        npy.push(&x)?;
-    }
-    npy.finish()
-}
-
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
+    use std::io::BufWriter;
+
+    use npyz::{Order, WriterBuilder};
+
     use super::*;
 
     const EXP: &str = r#"
@@ -669,24 +611,46 @@ output_dtypes = ["float"]
 inp = "inp.npy"
 "#;
 
-    /// Writes a float32 `inp.npy` of shape (4, 4) into a fresh folder and parses `text`
-    /// against it.
-    fn check(text: &str) -> Result<MlxSpec, String> {
+    /// A fresh folder holding `inp.npy`, float32 (4, 4) in C order, and `inp_f.npy`,
+    /// the same array in Fortran order; both hold `i` at row-major index `i`.
+    fn folder() -> PathBuf {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("metalsim-mlx-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut w = npyz::WriteOptions::<f32>::new()
-            .default_dtype()
-            .shape(&[4, 4])
-            .writer(BufWriter::new(File::create(dir.join("inp.npy")).unwrap()))
-            .begin_nd()
-            .unwrap();
-        for i in 0..16 {
-            w.push(&(i as f32)).unwrap();
+        for (file, order) in [("inp.npy", Order::C), ("inp_f.npy", Order::Fortran)] {
+            let mut w = npyz::WriteOptions::<f32>::new()
+                .default_dtype()
+                .shape(&[4, 4])
+                .order(order)
+                .writer(BufWriter::new(File::create(dir.join(file)).unwrap()))
+                .begin_nd()
+                .unwrap();
+            for i in 0..16 {
+                // Items go in storage order: column-major for Fortran.
+                let v = if order == Order::C {
+                    i
+                } else {
+                    (i % 4) * 4 + i / 4
+                };
+                w.push(&(v as f32)).unwrap();
+            }
+            w.finish().unwrap();
         }
-        w.finish().unwrap();
-        MlxSpec::from_str(text, &dir, "s.toml").map_err(|e| e.to_string())
+        dir
+    }
+
+    /// Parses `text` against a fresh [`folder`].
+    fn check(text: &str) -> Result<MlxSpec, String> {
+        MlxSpec::from_str(text, &folder(), "s.toml").map_err(|e| e.to_string())
+    }
+
+    /// The values of an input's buffer, when given as values.
+    fn values_of(input: &MlxInput) -> Vec<f64> {
+        match &input.init {
+            Init::Values(v) => v.iter().map(|s| s.as_f64().unwrap()).collect(),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -718,19 +682,14 @@ inp = "inp.npy"
             "out[0] = inp[elem_to_loc(0, inp_shape, inp_strides, inp_ndim)];",
             Path::new("b.metal"),
         );
-        assert!(
-            k.shown
-                .contains("const constant int* inp_shape [[buffer(1)]]")
-        );
-        assert!(
-            k.shown
-                .contains("const constant int64_t* inp_strides [[buffer(2)]]")
-        );
-        assert!(
-            k.shown
-                .contains("const constant int& inp_ndim [[buffer(3)]]")
-        );
-        assert!(k.shown.contains("device float* out [[buffer(4)]]"));
+        for decl in [
+            "const constant int* inp_shape [[buffer(1)]]",
+            "const constant int64_t* inp_strides [[buffer(2)]]",
+            "const constant int& inp_ndim [[buffer(3)]]",
+            "device float* out [[buffer(4)]]",
+        ] {
+            assert!(k.shown.contains(decl), "{decl}");
+        }
         assert_eq!(
             k.spec.buffers[2].init,
             Some(Init::Values(vec![Scalar::Int(4), Scalar::Int(1)]))
@@ -752,6 +711,113 @@ inp = "inp.npy"
     }
 
     #[test]
+    fn scalars_and_small_inputs_are_constant_as_in_mlx() {
+        let text = EXP
+            .replace("[\"inp\"]", "[\"inp\", \"alpha\", \"small\"]")
+            .replace(
+                "inp = \"inp.npy\"",
+                "inp = \"inp.npy\"\nalpha = { value = 0.5, dtype = \"float16\" }\n\
+                 small = { npy = \"inp.npy\", shape = [7], strides = [1] }",
+            );
+        let k = check(&text)
+            .unwrap()
+            .kernel("alpha_shape small_shape", Path::new("b.metal"));
+        assert!(
+            k.shown
+                .contains("const constant float16_t& alpha [[buffer(1)]]"),
+            "{}",
+            k.shown
+        );
+        // A 0-d array gets no shape, strides or ndim, even when the body names them.
+        assert!(!k.shown.contains("alpha_shape ["));
+        assert!(
+            k.shown
+                .contains("const constant float* small [[buffer(2)]]")
+        );
+        assert!(
+            k.shown
+                .contains("const constant int* small_shape [[buffer(3)]]")
+        );
+        assert!(k.shown.contains("typedef half float16_t;"));
+    }
+
+    #[test]
+    fn fortran_order_gives_real_strides_unless_row_contiguous_is_ensured() {
+        let text = EXP.replace("\"inp.npy\"", "\"inp_f.npy\"");
+        let copied = check(&text).unwrap();
+        assert_eq!(copied.inputs[0].strides, [4, 1]);
+        assert!(matches!(copied.inputs[0].init, Init::Npy(_)));
+        let text = text.replace(
+            "[mlx.inputs]",
+            "ensure_row_contiguous = false\n[mlx.inputs]",
+        );
+        let strided = check(&text).unwrap();
+        assert_eq!(strided.inputs[0].strides, [1, 4]);
+        // The buffer as stored: column by column.
+        let want: Vec<f64> = (0..16).map(|i| f64::from((i % 4) * 4 + i / 4)).collect();
+        assert_eq!(values_of(&strided.inputs[0]), want);
+    }
+
+    #[test]
+    fn explicit_strides_view_the_file_or_copy_it() {
+        // The transpose of the (4, 4) file, and every other element of its first row.
+        let view = "{ npy = \"inp.npy\", strides = [1, 4] }";
+        let text = EXP.replace("\"inp.npy\"", view);
+        let copied = check(&text).unwrap();
+        let transpose: Vec<f64> = (0..16).map(|i| f64::from((i % 4) * 4 + i / 4)).collect();
+        assert_eq!(values_of(&copied.inputs[0]), transpose);
+        assert_eq!(copied.inputs[0].strides, [4, 1]);
+        let text = text.replace(
+            "[mlx.inputs]",
+            "ensure_row_contiguous = false\n[mlx.inputs]",
+        );
+        let strided = check(&text).unwrap();
+        assert!(matches!(strided.inputs[0].init, Init::Npy(_)));
+        assert_eq!(strided.inputs[0].strides, [1, 4]);
+        let text = EXP.replace(
+            "\"inp.npy\"",
+            "{ npy = \"inp.npy\", shape = [2], strides = [2] }",
+        );
+        assert_eq!(values_of(&check(&text).unwrap().inputs[0]), [0.0, 2.0]);
+        let text = EXP.replace(
+            "\"inp.npy\"",
+            "{ npy = \"inp.npy\", shape = [9], strides = [2] }",
+        );
+        let err = check(&text).unwrap_err();
+        assert!(
+            err.contains("reaches element 16, but the file holds 16"),
+            "{err}"
+        );
+        let text = EXP.replace("\"inp.npy\"", "{ npy = \"inp.npy\", strides = [1] }");
+        let err = check(&text).unwrap_err();
+        assert!(err.starts_with("s.toml:12:1: input `inp` ("), "{err}");
+        assert!(
+            err.contains("`strides` has 1 entries for the 2 dimensions"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn threadgroup_is_clamped_to_the_grid_as_mlx_dispatches() {
+        let spec = check(&EXP.replace("grid = [16, 1, 1]", "grid = [4, 1, 1]")).unwrap();
+        assert_eq!(spec.threadgroup, Dims([4, 1, 1]));
+    }
+
+    #[test]
+    fn mlx_dtype_names_are_taken() {
+        let text = EXP.replace("T = \"float\"", "T = \"float16\"").replace(
+            "output_dtypes = [\"float\"]",
+            "output_dtypes = [\"bfloat16\"]",
+        );
+        let spec = check(&text).unwrap();
+        assert_eq!(spec.template["T"], SpecValue::Type("half".into()));
+        let k = spec.kernel("out;", Path::new("b.metal"));
+        assert!(k.shown.contains("device bfloat16_t* out [[buffer(1)]]"));
+        let err = check(&EXP.replace("T = \"float\"", "T = \"complex64\"")).unwrap_err();
+        assert!(err.contains("no complex type"), "{err}");
+    }
+
+    #[test]
     fn bad_specs_name_the_line() {
         let err =
             check(&EXP.replace("output_dtypes = [\"float\"]", "output_dtypes = []")).unwrap_err();
@@ -759,12 +825,50 @@ inp = "inp.npy"
         let err = check(&EXP.replace("inp = \"inp.npy\"", "inp = \"missing.npy\"")).unwrap_err();
         assert!(err.starts_with("s.toml:12:1: input `inp`"), "{err}");
         let err = check(&EXP.replace("\"float\" }", "\"float3\" }")).unwrap_err();
-        assert!(err.starts_with("s.toml:6:1: `T = \"float3\"`"), "{err}");
+        assert!(err.starts_with("s.toml:6:1: template `T`"), "{err}");
         let err = check(&EXP.replace("grid =", "gird =")).unwrap_err();
         assert!(err.contains("unknown key `gird`"), "{err}");
+        let err = check(&EXP.replace("grid = [16, 1, 1]\n", "")).unwrap_err();
+        assert_eq!(err, "s.toml: missing key `grid` in `[mlx]`");
         let err =
             check(&EXP.replace("[mlx.inputs]\ninp", "[mlx.inputs]\nx = \"a\"\ninp")).unwrap_err();
         assert!(err.contains("not in `input_names`"), "{err}");
+    }
+
+    #[test]
+    fn flag_errors_name_the_flag() {
+        let dir = folder();
+        let flags = MlxFields {
+            grid: Some(Dims([16, 1, 1])),
+            threadgroup: Some(Dims([2048, 1, 1])),
+            ..MlxFields::default()
+        };
+        let fields = MlxFields::from_toml(EXP, &dir, "s.toml")
+            .unwrap()
+            .overridden_by(&flags);
+        let flag_name = |key: &str| format!("--{}", key.replace('_', "-"));
+        let origins = MlxOrigins {
+            spec: Some((EXP, "s.toml")),
+            flags: &flags,
+            flag_name: Some(&flag_name),
+        };
+        let err = MlxSpec::check(fields, &origins, &dir)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("--threadgroup: `threadgroup = [2048, 1, 1]`"),
+            "{err}"
+        );
+        let none = MlxFields::default();
+        let origins = MlxOrigins {
+            spec: None,
+            flags: &none,
+            flag_name: Some(&flag_name),
+        };
+        let err = MlxSpec::check(flags.clone(), &origins, &dir)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "the command line: missing --name (MLX's `name`)");
     }
 
     #[test]
@@ -772,11 +876,5 @@ inp = "inp.npy"
         assert!(is_mlx_spec(EXP));
         assert!(!is_mlx_spec("kernel = \"k\"\n"));
         assert!(!is_mlx_spec("[mlx\n"));
-    }
-
-    #[test]
-    fn row_major_strides_of_a_shape() {
-        assert_eq!(row_major_strides(&[2, 3, 4]), [12, 4, 1]);
-        assert_eq!(row_major_strides(&[5]), [1]);
     }
 }
