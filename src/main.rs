@@ -22,6 +22,9 @@ fn main() -> ExitCode {
         Command::Emit(args) => cli::emit::emit(args),
         Command::Crosscheck(args) => cli::crosscheck::crosscheck(args),
         Command::Sweep(args) => cli::sweep::sweep(args),
+        Command::Tui(args) => cli::tui::tui(args),
+        Command::Plot(args) => cli::plot::plot(args),
+        Command::Export(args) => cli::export::export(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

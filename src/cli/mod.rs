@@ -4,9 +4,12 @@ pub mod asm;
 pub mod check;
 pub mod crosscheck;
 pub mod emit;
+pub mod export;
 pub mod models;
+pub mod plot;
 pub mod run;
 pub mod sweep;
+pub mod tui;
 pub mod validate;
 
 use std::io::IsTerminal;
@@ -48,6 +51,14 @@ pub enum Command {
     /// Run a kernel over combinations of threadgroup sizes, template arguments, function
     /// constants and models; check that the outputs agree; rank the variants.
     Sweep(sweep::SweepArgs),
+    /// Explore a trace file in the terminal: overview, timeline, source and ISA costs, and
+    /// one recorded SIMD-group step by step.
+    Tui(tui::TuiArgs),
+    /// Draw a trace file's plots (occupancy, bandwidth, SIMD efficiency, issue mix, core
+    /// heat map, per-line cost) as PNG and SVG.
+    Plot(plot::PlotArgs),
+    /// Write a trace file's binned counters and per-line and per-instruction tables as CSV.
+    Export(export::ExportArgs),
 }
 
 /// How a command failed.

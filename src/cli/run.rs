@@ -16,6 +16,7 @@ use metalsim_traces::{
 use super::{CompileArgs, Failure, load_module_specialized, specialization};
 
 mod mlx;
+mod trace;
 
 /// How much of the timing model runs.
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -41,9 +42,13 @@ pub enum Scheduler {
 pub struct RunArgs {
     /// The kernel file (.metal).
     pub kernel: PathBuf,
-    /// The launch spec (TOML): kernel name, grid, threadgroup size, buffers.
+    /// The launch spec (TOML): kernel name, grid, threadgroup size, buffers. Optional
+    /// when MLX mode's flags (`--mlx-name` ...) describe the launch.
     #[arg(long)]
-    pub spec: PathBuf,
+    pub spec: Option<PathBuf>,
+    /// MLX mode's flags.
+    #[command(flatten)]
+    pub mlx: mlx::MlxArgs,
     /// The GPU model: a built-in name (see `metalsim models`) or a model file (.toml).
     #[arg(long, default_value = "m1")]
     pub model: String,
@@ -68,6 +73,32 @@ pub struct RunArgs {
     /// Print the report as JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Write the trace file: the model, the summary, the binned counters, the per-line
+    /// and per-instruction tables, the sources and the ISA, in one JSON file that
+    /// `metalsim tui`, `plot` and `export` read (see docs/trace.md).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Write Chrome trace-event JSON (open it in ui.perfetto.dev): a track per core with
+    /// its threadgroups over time, counter tracks for occupancy and bandwidth.
+    #[arg(long, value_name = "FILE")]
+    pub perfetto: Option<PathBuf>,
+    /// Draw the plots (occupancy, bandwidth, SIMD efficiency, issue mix, core heat map,
+    /// per-line cost; PNG and SVG) into this folder.
+    #[arg(long, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
+    /// Record one SIMD-group step by step for the TUI's teaching view: its threadgroup's
+    /// position in the grid (`X`, `X,Y` or `X,Y,Z`) then the SIMD-group's index in it, e.g.
+    /// `--record-simdgroup 0,0,1` for SIMD-group 1 of threadgroup (0, 0). Goes into the
+    /// trace file (`--trace`, `--tui`).
+    #[arg(long, value_name = "TG,SG", value_parser = parse_record_simdgroup)]
+    pub record_simdgroup: Option<([u32; 3], u32)>,
+    /// Open the terminal UI on this run when it ends (see docs/tui.md).
+    #[arg(long)]
+    pub tui: bool,
+    /// Do not record the profile of a timed run (the report then has no issue, stalls,
+    /// memory levels, limiter or costliest lines).
+    #[arg(long, conflicts_with_all = ["trace", "perfetto", "plots", "tui", "record_simdgroup"])]
+    pub no_profile: bool,
     /// With an MLX-form spec (`[mlx]`), print the generated kernel source to stderr, as
     /// MLX's `verbose=True` does.
     #[arg(long)]
@@ -177,11 +208,11 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             Scheduler::LooseRoundRobin => metalsim_models::SchedulerPolicy::LooseRoundRobin,
         };
     }
-    let mlx_spec = mlx::read_if_mlx(&args.spec)?;
+    let mlx_spec = mlx::read_if_mlx(args)?;
     let (module, spec) = match &mlx_spec {
         Some(m) => mlx::compile(m, args)?,
         None => {
-            let spec = LaunchSpec::from_file(&args.spec)?;
+            let spec = LaunchSpec::from_file(mlx::spec_path(args)?)?;
             let (module, _) =
                 load_module_specialized(&args.kernel, &args.compile, specialization(&spec))?;
             (module, spec)
@@ -192,7 +223,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         let names: Vec<&str> = module.functions.iter().map(|f| f.name.as_str()).collect();
         return Err(Failure::BadInput(format!(
             "{}: the spec names kernel `{kernel_name}`, but {} defines {}",
-            args.spec.display(),
+            spec.origin,
             args.kernel.display(),
             if names.is_empty() {
                 "no kernels".to_string()
@@ -201,21 +232,45 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
             }
         )));
     };
+    let wants_trace = args.trace.is_some()
+        || args.perfetto.is_some()
+        || args.plots.is_some()
+        || args.tui
+        || args.record_simdgroup.is_some();
+    if wants_trace && args.timing == Timing::Off {
+        return Err(Failure::BadInput(
+            "--trace, --perfetto, --plots, --tui and --record-simdgroup need the timing model: \
+             leave out --timing off"
+                .to_string(),
+        ));
+    }
     let launch = spec.resolve(function, memory_limit())?;
+    if let Some(which) = args.record_simdgroup {
+        check_record_simdgroup(which, &launch)?;
+    }
     let options = RunOptions {
         timing: args.timing == Timing::Full,
         max_instructions: args.max_instructions,
         precise_math: args.precise,
-        ..Default::default()
+        // Every timed run is profiled: the report's issue, stalls, memory levels, limiter
+        // and costliest lines come from the profile.
+        profile: args.timing == Timing::Full && !args.no_profile,
+        record_simdgroup: args.record_simdgroup,
     };
     let started = Instant::now();
-    let outcome = run_showing_progress(&module, &kernel_name, &launch, &gpu, &options)?;
+    let mut outcome = run_showing_progress(&module, &kernel_name, &launch, &gpu, &options)?;
     let wall = started.elapsed();
-    let report = make_report(&outcome, &launch, &gpu, &kernel_name, args.timing);
+    let mut report = make_report(&outcome, &launch, &gpu, &kernel_name, args.timing);
+    let model = trace::model_info(&gpu);
+    let sources = trace::sources(&module);
+    let profile = outcome.profile.take();
+    if let Some(p) = &profile {
+        metalsim_traces::summarize(&mut report, p, &model, &sources);
+    }
     if args.json {
-        println!("{}", report.to_json());
+        print_report(&(report.to_json() + "\n"));
     } else {
-        print!("{}", report.to_text());
+        print_report(&report.to_text());
         let rate = outcome.stats.simd_instructions as f64 / wall.as_secs_f64().max(1e-9);
         eprintln!(
             "simulated in {:.2} s ({:.1} M SIMD-group instructions/s)",
@@ -237,6 +292,42 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         eprintln!("wrote {}", report_path.display());
         for p in written {
             eprintln!("wrote {}", p.display());
+        }
+    }
+    if wants_trace {
+        let Some(profile) = profile else {
+            return Err(Failure::BadInput(
+                "the simulator returned no profile for this run, so there is no trace to write"
+                    .to_string(),
+            ));
+        };
+        let t = trace::build(
+            &module,
+            &kernel_name,
+            model,
+            &report,
+            profile,
+            sources,
+            outcome.recording.take(),
+        );
+        let written = trace::write(
+            &t,
+            args.trace.as_deref(),
+            args.perfetto.as_deref(),
+            args.plots.as_deref(),
+        )?;
+        for p in written {
+            eprintln!("wrote {}", p.display());
+        }
+        if args.record_simdgroup.is_some() && t.recording.is_none() {
+            eprintln!(
+                "warning: --record-simdgroup {}: no such SIMD-group in this dispatch, nothing recorded",
+                format_record_simdgroup(args.record_simdgroup)
+            );
+        }
+        if args.tui {
+            metalsim_tui::run(t)
+                .map_err(|e| Failure::BadInput(format!("the terminal UI failed: {e}")))?;
         }
     }
     if let Some(f) = &outcome.fault {
@@ -348,6 +439,7 @@ fn make_report(
             } else {
                 0.0
             },
+            ..MemorySummary::default()
         },
         fault,
         findings,
@@ -370,6 +462,7 @@ fn make_report(
                 bank_conflict_replays: t.bank_conflict_replays,
             }
         }),
+        ..Report::default()
     }
 }
 
@@ -393,5 +486,85 @@ mod tests {
         assert_eq!(eta(Duration::from_secs(10), 1, 4), "ETA 30 seconds");
         assert_eq!(eta(Duration::from_secs(10), 0, 4), "ETA unknown");
         assert_eq!(eta(Duration::from_secs(10), 4, 4), "ETA unknown");
+    }
+}
+
+/// Prints the report on standard output. A reader that closed the pipe early (`| head`)
+/// is not an error: the outputs and the trace are still written.
+fn print_report(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// Parses `--record-simdgroup`: one to three threadgroup coordinates, then the SIMD-group.
+fn parse_record_simdgroup(text: &str) -> Result<([u32; 3], u32), String> {
+    let numbers = text
+        .split(',')
+        .map(|p| {
+            p.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("`{p}` is not a non-negative integer"))
+        })
+        .collect::<Result<Vec<u32>, String>>()?;
+    match numbers.as_slice() {
+        [tg @ .., sg] if (1..=3).contains(&tg.len()) => {
+            let mut position = [0; 3];
+            position[..tg.len()].copy_from_slice(tg);
+            Ok((position, *sg))
+        }
+        _ => Err(
+            "expected `X,SG`, `X,Y,SG` or `X,Y,Z,SG`: the threadgroup's position, then \
+             the SIMD-group's index in it"
+                .to_string(),
+        ),
+    }
+}
+
+/// Refuses a `--record-simdgroup` that names a threadgroup outside the grid or a
+/// SIMD-group beyond the threadgroup's size.
+fn check_record_simdgroup(
+    (position, sg): ([u32; 3], u32),
+    launch: &metalsim_launch::Launch,
+) -> Result<(), Failure> {
+    let tg = launch.threadgroup;
+    let groups = match launch.grid {
+        metalsim_launch::Grid::Threadgroups(g) => g,
+        metalsim_launch::Grid::Threads(g) => [0, 1, 2].map(|d| g[d].div_ceil(tg[d].max(1))),
+    };
+    let simdgroups = (tg.iter().map(|&d| d as u64).product::<u64>()).div_ceil(32);
+    let flag = format_record_simdgroup(Some((position, sg)));
+    if (0..3).any(|d| position[d] >= groups[d]) {
+        return Err(Failure::BadInput(format!(
+            "--record-simdgroup {flag}: threadgroup {position:?} is outside the grid of {groups:?} threadgroups"
+        )));
+    }
+    if sg as u64 >= simdgroups {
+        return Err(Failure::BadInput(format!(
+            "--record-simdgroup {flag}: a threadgroup of {tg:?} threads has {simdgroups} SIMD-group(s), numbered from 0"
+        )));
+    }
+    Ok(())
+}
+
+/// `--record-simdgroup`'s value as the user would write it.
+fn format_record_simdgroup(v: Option<([u32; 3], u32)>) -> String {
+    v.map_or_else(String::new, |(tg, sg)| {
+        format!("{},{},{},{sg}", tg[0], tg[1], tg[2])
+    })
+}
+
+#[cfg(test)]
+mod record_flag_tests {
+    use super::parse_record_simdgroup;
+
+    #[test]
+    fn record_simdgroup_takes_one_to_three_coordinates_then_the_simdgroup() {
+        assert_eq!(parse_record_simdgroup("3,1"), Ok(([3, 0, 0], 1)));
+        assert_eq!(parse_record_simdgroup("1,2,0"), Ok(([1, 2, 0], 0)));
+        assert_eq!(parse_record_simdgroup("1, 2, 3, 4"), Ok(([1, 2, 3], 4)));
+        assert!(parse_record_simdgroup("5").is_err());
+        assert!(parse_record_simdgroup("1,2,3,4,5").is_err());
+        assert!(parse_record_simdgroup("a,1").unwrap_err().contains("`a`"));
     }
 }

@@ -5,6 +5,11 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
+use crate::limiter::LimiterReport;
+use crate::summary::{
+    IssueReport, LineReport, MemoryLevelReport, StallsReport, ThreadgroupMemoryReport,
+};
+
 /// Memory traffic of a run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemorySummary {
@@ -16,6 +21,14 @@ pub struct MemorySummary {
     pub dram_bytes: u64,
     /// DRAM traffic per second of simulated time, in GB/s (0 when timing was off).
     pub dram_gb_per_s: f64,
+    /// Per level (`requested`, `l1`, `l2`, `slc`, `dram`): bytes, hits, bandwidth and its
+    /// share of the modeled peak (empty without a profile).
+    #[serde(default)]
+    pub levels: Vec<MemoryLevelReport>,
+    /// Threadgroup-memory accesses, bank-conflict replays and atomics (`null` without a
+    /// profile).
+    #[serde(default)]
+    pub threadgroup: Option<ThreadgroupMemoryReport>,
 }
 
 /// Residency of a timed run: how full the cores were.
@@ -171,6 +184,19 @@ pub struct Report {
     /// seen; the fault, if any, last.
     #[serde(default)]
     pub findings: Vec<FindingReport>,
+    /// Instruction issue per class, issue-slot and pipeline utilisation (`null` without a
+    /// profile).
+    #[serde(default)]
+    pub issue: Option<IssueReport>,
+    /// Stall cycles per reason (`null` without a profile).
+    #[serde(default)]
+    pub stalls: Option<StallsReport>,
+    /// What limited the run, in words, and the candidates (`null` without a profile).
+    #[serde(default)]
+    pub limiter: Option<LimiterReport>,
+    /// The costliest source lines, costliest first (empty without a profile).
+    #[serde(default)]
+    pub lines: Vec<LineReport>,
 }
 
 impl Report {
@@ -265,6 +291,7 @@ impl Report {
                 .collect();
             let _ = writeln!(s, "  mix          {}", parts.join(", "));
         }
+        crate::sections::write(self, &mut s);
         if let Some(f) = &self.fault {
             let _ = writeln!(
                 s,
@@ -316,7 +343,7 @@ impl Report {
 }
 
 /// `1234567` as `1,234,567`.
-pub fn group_digits(n: u64) -> String {
+pub(crate) fn group_digits(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
@@ -328,7 +355,7 @@ pub fn group_digits(n: u64) -> String {
     out
 }
 
-fn human_bytes(b: u64) -> String {
+pub(crate) fn human_bytes(b: u64) -> String {
     let b = b as f64;
     if b >= 1e9 {
         format!("{:.2} GB", b / 1e9)
@@ -377,6 +404,7 @@ mod tests {
                 device_bytes_written: 4_000_000,
                 dram_bytes: 12_000_000,
                 dram_gb_per_s: 12.4,
+                ..MemorySummary::default()
             },
             fault: None,
             occupancy: Some(OccupancyReport {
@@ -396,6 +424,7 @@ mod tests {
                 bank_conflict_replays: 1234,
             }),
             findings: Vec::new(),
+            ..Report::default()
         }
     }
 

@@ -124,6 +124,15 @@ struct Header {
 }
 
 impl Trace {
+    /// The report recomputed from this trace alone: `report` with its profile sections
+    /// (issue, stalls, memory levels, limiter, costliest lines) derived again from
+    /// `profile`, `model` and `sources`. For a trace metalsim wrote, equal to `report`.
+    pub fn summary(&self) -> Report {
+        let mut report = self.report.clone();
+        crate::summary::summarize(&mut report, &self.profile, &self.model, &self.sources);
+        report
+    }
+
     /// The trace as JSON text.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a trace always serializes")
