@@ -95,9 +95,27 @@ pub fn fit(text: &str, width: usize) -> String {
     }
 }
 
+/// A lane value cut to `width` characters. Hex values (pointers) keep their last digits,
+/// where lanes differ (`…00001c0`); other values keep their start.
+pub fn fit_value(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    if n <= width || width == 0 || !text.starts_with("0x") {
+        return fit(text, width);
+    }
+    let tail: String = text.chars().skip(n - (width - 1)).collect();
+    format!("…{tail}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_lane_values_keep_their_last_digits() {
+        assert_eq!(fit_value("0x50000001c0", 6), "…001c0");
+        assert_eq!(fit_value("0.70292183", 6), "0.702…");
+        assert_eq!(fit_value("0x50", 6), "0x50");
+    }
 
     fn check(got: &str, expected: &str) {
         assert_eq!(got, expected);

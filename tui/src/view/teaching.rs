@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Paragraph, Wrap};
 
 use crate::app::App;
 use crate::digest::IsaRow;
-use crate::format::fit;
+use crate::format::{fit, fit_value};
 use crate::theme;
 
 /// How to make a trace this view can show.
@@ -188,7 +188,7 @@ fn register_lines(
                 theme::dim()
             };
             spans.push(Span::styled(
-                format!("{:>w$} ", fit(value, cell - 1), w = cell - 1),
+                format!("{:>w$} ", fit_value(value, cell - 1), w = cell - 1),
                 style,
             ));
         }
