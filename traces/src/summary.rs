@@ -141,7 +141,10 @@ pub fn summarize(
     model: &ModelInfo,
     sources: &[SourceFile],
 ) {
-    let slots = report.cycles * u64::from(model.cores) * u64::from(model.schedulers_per_core);
+    let slots = report.cycles
+        * u64::from(model.cores)
+        * u64::from(model.schedulers_per_core)
+        * u64::from(model.issue_width.max(1));
     report.issue = Some(issue(profile, slots));
     report.stalls = Some(stalls(profile));
     report.memory.levels = levels(profile, model, report.time_us);
@@ -311,6 +314,7 @@ mod tests {
             cores: 8,
             clock_mhz: 1000.0,
             schedulers_per_core: 4,
+            issue_width: 1,
             max_simdgroups_per_core: 48,
             peaks: Peaks {
                 l1_gb_per_s: 1000.0,

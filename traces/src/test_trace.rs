@@ -127,6 +127,7 @@ pub(crate) fn sample_trace() -> Trace {
         cores: 2,
         clock_mhz: 1000.0,
         schedulers_per_core: 4,
+        issue_width: 1,
         max_simdgroups_per_core: 24,
         peaks: Peaks {
             l1_gb_per_s: 100.0,

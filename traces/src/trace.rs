@@ -39,12 +39,20 @@ pub struct ModelInfo {
     pub cores: u32,
     /// Clock in MHz: cycles to time.
     pub clock_mhz: f64,
-    /// Schedulers (issue slots) per core.
+    /// Schedulers per core.
     pub schedulers_per_core: u32,
+    /// Instructions one scheduler can issue per cycle: 2 where the model dual-issues (to
+    /// different pipelines), else 1. Issue slots = cycles x cores x schedulers x this.
+    #[serde(default = "one")]
+    pub issue_width: u32,
     /// The most SIMD-groups a core holds (`max_threads_per_core / 32`).
     pub max_simdgroups_per_core: u32,
     /// Peak bandwidths per level.
     pub peaks: Peaks,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// One source file of the kernel, as it was compiled.

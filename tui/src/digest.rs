@@ -99,7 +99,8 @@ impl Series {
         let schedulers = trace
             .profile
             .schedulers_per_core
-            .max(trace.model.schedulers_per_core) as f64;
+            .max(trace.model.schedulers_per_core) as f64
+            * trace.model.issue_width.max(1) as f64;
         let end = trace.report.cycles;
         let mut s = Series {
             core_issue: vec![Vec::new(); cores],

@@ -265,6 +265,7 @@ pub fn trace() -> Trace {
             cores: CORES,
             clock_mhz: 1000.0,
             schedulers_per_core: 4,
+            issue_width: 1,
             max_simdgroups_per_core: 24,
             peaks: Peaks {
                 l1_gb_per_s: 4000.0,

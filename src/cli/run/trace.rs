@@ -28,6 +28,11 @@ pub(super) fn model_info(gpu: &Gpu) -> ModelInfo {
         cores: gpu.cores,
         clock_mhz: gpu.clock_mhz,
         schedulers_per_core: gpu.schedulers_per_core,
+        issue_width: if gpu.dual_issue_pipes.is_empty() {
+            1
+        } else {
+            2
+        },
         max_simdgroups_per_core: gpu.max_threads_per_core / gpu.simd_width.max(1),
         peaks: Peaks {
             // `l1` and `l2` figures are per core (its port, its link to L2).

@@ -114,6 +114,8 @@ pub struct Row {
     pub simd_efficiency: Option<f64>,
     /// DRAM traffic per second of simulated time.
     pub dram_gb_per_s: Option<f64>,
+    /// What limits the variant's time, in words (the report's `limiter.description`).
+    pub top_limiter: Option<String>,
     /// Why the variant is not ranked (its outputs disagree, it faulted, it has no report).
     pub flag: Option<String>,
 }
@@ -155,6 +157,7 @@ pub fn rows(loaded: &[Loaded]) -> Vec<Row> {
                 limiter: report.and_then(|r| r.occupancy.as_ref().map(|o| o.limiter.clone())),
                 simd_efficiency: report.map(|r| r.simd_efficiency),
                 dram_gb_per_s: report.map(|r| r.memory.dram_gb_per_s),
+                top_limiter: report.and_then(|r| r.limiter.as_ref().map(|l| l.description.clone())),
                 flag,
             }
         })
@@ -241,8 +244,9 @@ pub fn to_text(rows: &[Row]) -> String {
         "limiter",
         "SIMD eff.",
         "DRAM GB/s",
+        "top limiter",
     ];
-    let cells: Vec<[String; 8]> = rows
+    let cells: Vec<[String; 9]> = rows
         .iter()
         .map(|r| {
             [
@@ -254,6 +258,7 @@ pub fn to_text(rows: &[Row]) -> String {
                 r.limiter.clone().unwrap_or_else(|| "-".to_string()),
                 opt(r.simd_efficiency, |e| format!("{:.0}%", e * 100.0)),
                 opt(r.dram_gb_per_s, |d| format!("{d:.1}")),
+                r.top_limiter.clone().unwrap_or_else(|| "-".to_string()),
             ]
         })
         .collect();
@@ -265,12 +270,12 @@ pub fn to_text(rows: &[Row]) -> String {
             .max()
             .unwrap_or(0)
     };
-    let widths: Vec<usize> = (0..8).map(width).collect();
+    let widths: Vec<usize> = (0..9).map(width).collect();
     let line = |c: &[&str]| {
         let mut s = String::new();
         for (i, cell) in c.iter().enumerate() {
             let pad = widths[i] - cell.chars().count();
-            if i == 1 || i == 5 {
+            if i == 1 || i == 5 || i == 8 {
                 s.push_str(cell);
                 s.push_str(&" ".repeat(pad));
             } else {
@@ -324,6 +329,7 @@ pub fn to_csv(rows: &[Row]) -> Result<String, String> {
             "limiter",
             "simd_efficiency",
             "dram_gb_per_s",
+            "top_limiter",
             "flag",
         ]
         .map(String::from),
@@ -352,6 +358,7 @@ pub fn to_csv(rows: &[Row]) -> Result<String, String> {
             r.limiter.clone().unwrap_or_default(),
             num(r.simd_efficiency),
             num(r.dram_gb_per_s),
+            r.top_limiter.clone().unwrap_or_default(),
             r.flag.clone().unwrap_or_default(),
         ]);
         w.write_record(&rec).map_err(|e| e.to_string())?;
@@ -380,6 +387,7 @@ mod tests {
             limiter: Some("registers".into()),
             simd_efficiency: Some(1.0),
             dram_gb_per_s: Some(10.0),
+            top_limiter: Some("DRAM bandwidth: 91% of peak".into()),
             flag: flag.map(String::from),
         }
     }
@@ -400,10 +408,10 @@ mod tests {
         let text = check(vec![a, b, c]);
         assert_eq!(
             text,
-            "rank  variant  time (µs)  speed-up  occupancy  limiter    SIMD eff.  DRAM GB/s\n\
-             \x20  1  TILE=16      10.00     2.00x        50%  registers       100%       10.0\n\
-             \x20  2  TILE=8       20.00     1.00x        50%  registers       100%       10.0\n\
-             \x20  -  TILE=32       5.00         -        50%  registers       100%       10.0\n\
+            "rank  variant  time (µs)  speed-up  occupancy  limiter    SIMD eff.  DRAM GB/s  top limiter\n\
+             \x20  1  TILE=16      10.00     2.00x        50%  registers       100%       10.0  DRAM bandwidth: 91% of peak\n\
+             \x20  2  TILE=8       20.00     1.00x        50%  registers       100%       10.0  DRAM bandwidth: 91% of peak\n\
+             \x20  -  TILE=32       5.00         -        50%  registers       100%       10.0  DRAM bandwidth: 91% of peak\n\
              flagged, not ranked:\n\
              \x20 TILE=32: output C disagrees\n"
         );
@@ -414,8 +422,8 @@ mod tests {
         let csv = to_csv(&[row(&[("threadgroup", "8x8")], 1.5, None)]).unwrap();
         assert_eq!(
             csv,
-            "rank,variant,model,threadgroup,time_us,speedup,occupancy,limiter,simd_efficiency,dram_gb_per_s,flag\n\
-             ,v,m1,8x8,1.5,,0.5,registers,1,10,\n"
+            "rank,variant,model,threadgroup,time_us,speedup,occupancy,limiter,simd_efficiency,dram_gb_per_s,top_limiter,flag\n\
+             ,v,m1,8x8,1.5,,0.5,registers,1,10,DRAM bandwidth: 91% of peak,\n"
         );
     }
 }
