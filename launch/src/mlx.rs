@@ -27,7 +27,6 @@ use crate::value::Scalar;
 mod dtype;
 mod fields;
 mod input;
-mod output;
 
 use dtype::{mlx_type_name, parse_dtype};
 pub use fields::MlxFields;
@@ -561,7 +560,7 @@ impl MlxSpec {
                 .find(|(b, _)| b.name == output.name)
                 .map(|(_, bytes)| bytes)
                 .ok_or_else(|| fail(&path, "the run has no such buffer".into()))?;
-            output::write_shaped(&path, output.elem, &output.shape, bytes)
+            crate::npy::write_npy_shaped(&path, output.elem.scalar, &output.shape, bytes)
                 .map_err(|e| fail(&path, e.to_string()))?;
             written.push(path);
         }

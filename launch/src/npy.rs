@@ -525,8 +525,14 @@ pub(crate) fn write_npy(path: &Path, elem: ElemType, bytes: &[u8]) -> io::Result
     }
 }
 
-/// Writes scalars of type `scalar` (little-endian bytes) as a `.npy` file of `shape`.
-fn write_npy_shaped(path: &Path, scalar: Type, shape: &[u64], bytes: &[u8]) -> io::Result<()> {
+/// Writes scalars of type `scalar` (little-endian bytes) as a `.npy` file of `shape`
+/// (`bfloat` as float32, as `write_npy` does).
+pub(crate) fn write_npy_shaped(
+    path: &Path,
+    scalar: Type,
+    shape: &[u64],
+    bytes: &[u8],
+) -> io::Result<()> {
     let (dtype, _) = dtype_text(scalar);
     let dtype = DType::Plain(dtype.parse::<TypeStr>().map_err(io::Error::other)?);
     let items = bytes.chunks_exact(scalar.bytes() as usize);
@@ -548,15 +554,23 @@ fn write_npy_shaped(path: &Path, scalar: Type, shape: &[u64], bytes: &[u8]) -> i
         npy.finish()
     }
     match scalar {
+        Type::Pred => write(path, dtype, shape, items.map(|b| b[0] != 0)),
         Type::I8 => write(path, dtype, shape, items.map(i8::from_le_slice)),
         Type::U8 => write(path, dtype, shape, items.map(u8::from_le_slice)),
         Type::I16 => write(path, dtype, shape, items.map(i16::from_le_slice)),
         Type::U16 => write(path, dtype, shape, items.map(u16::from_le_slice)),
         Type::I32 => write(path, dtype, shape, items.map(i32::from_le_slice)),
         Type::U32 => write(path, dtype, shape, items.map(u32::from_le_slice)),
+        Type::I64 => write(path, dtype, shape, items.map(i64::from_le_slice)),
+        Type::U64 => write(path, dtype, shape, items.map(u64::from_le_slice)),
         Type::F16 => write(path, dtype, shape, items.map(f16::from_le_slice)),
         Type::F32 => write(path, dtype, shape, items.map(f32::from_le_slice)),
-        t => Err(io::Error::other(format!("no texture stores `{t}`"))),
+        Type::BF16 => write(
+            path,
+            dtype,
+            shape,
+            items.map(|b| bf16::from_le_slice(b).to_f32()),
+        ),
     }
 }
 

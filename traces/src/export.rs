@@ -247,11 +247,7 @@ fn instructions(trace: &Trace) -> Vec<Vec<String>> {
     header.extend(["bytes", "transactions", "divergent"].map(String::from));
     let mut rows = vec![header];
     for i in &trace.profile.instructions {
-        let efficiency = if i.executions == 0 {
-            0.0
-        } else {
-            i.active_lanes as f64 / (32.0 * i.executions as f64)
-        };
+        let efficiency = i.simd_efficiency();
         let mut row = vec![
             i.pc.to_string(),
             i.block.clone(),

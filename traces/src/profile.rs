@@ -143,6 +143,15 @@ impl MemoryTraffic {
     }
 }
 
+/// Active lanes / (32 × SIMD-group instructions); 0 when nothing issued.
+fn lane_efficiency(active_lanes: u64, simd_instructions: u64) -> f64 {
+    if simd_instructions == 0 {
+        0.0
+    } else {
+        active_lanes as f64 / (32.0 * simd_instructions as f64)
+    }
+}
+
 /// The counters of one time bin, `[start, start + Counters::bin_cycles)`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Bin {
@@ -174,12 +183,7 @@ impl Bin {
 
     /// Active lanes / (32 × SIMD-group instructions); 0 when nothing issued.
     pub fn simd_efficiency(&self) -> f64 {
-        let n = self.simd_instructions();
-        if n == 0 {
-            0.0
-        } else {
-            self.active_lanes as f64 / (32.0 * n as f64)
-        }
+        lane_efficiency(self.active_lanes, self.simd_instructions())
     }
 }
 
@@ -232,6 +236,13 @@ pub struct InstProfile {
     pub divergent: u64,
 }
 
+impl InstProfile {
+    /// Active lanes / (32 × executions); 0 when the instruction never ran.
+    pub fn simd_efficiency(&self) -> f64 {
+        lane_efficiency(self.active_lanes, self.executions)
+    }
+}
+
 /// What one source line cost: its instructions' [`InstProfile`]s added up.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LineProfile {
@@ -256,11 +267,7 @@ pub struct LineProfile {
 impl LineProfile {
     /// Active lanes / (32 × executions); 0 when the line never ran.
     pub fn simd_efficiency(&self) -> f64 {
-        if self.executions == 0 {
-            0.0
-        } else {
-            self.active_lanes as f64 / (32.0 * self.executions as f64)
-        }
+        lane_efficiency(self.active_lanes, self.executions)
     }
 
     /// Issue plus stall cycles: what the line cost in SIMD-group × cycles.

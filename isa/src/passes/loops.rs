@@ -23,6 +23,27 @@ impl Loop {
         self.member.get(b.index()).copied().unwrap_or(false)
     }
 
+    /// The loop's size in instructions, terminators included.
+    pub fn size(&self, f: &Function) -> usize {
+        self.blocks
+            .iter()
+            .map(|&b| f.block(b).insts.len() + 1)
+            .sum()
+    }
+
+    /// The loop's blocks, the header first and the rest in reverse postorder (the order
+    /// in which a copy of the body can be built, definitions before uses).
+    pub fn blocks_header_first(&self, cfg: &Cfg) -> Vec<Block> {
+        let mut blocks = vec![self.header];
+        blocks.extend(
+            cfg.reverse_postorder()
+                .iter()
+                .copied()
+                .filter(|&b| b != self.header && self.contains(b)),
+        );
+        blocks
+    }
+
     /// The single block outside the loop that enters it, when it enters with an
     /// unconditional `br` to the header.
     pub fn preheader(&self, f: &Function, cfg: &Cfg) -> Option<Block> {

@@ -190,17 +190,11 @@ fn analyze(
     if has_barrier {
         return None;
     }
-    let size: usize = lp.blocks.iter().map(|&b| f.block(b).insts.len() + 1).sum();
+    let size = lp.size(f);
     let factor = [UNROLL_FACTOR, 2]
         .into_iter()
         .find(|&k| k * size <= MAX_UNROLLED_BODY)?;
-    let mut blocks = vec![h];
-    blocks.extend(
-        cfg.reverse_postorder()
-            .iter()
-            .copied()
-            .filter(|&b| b != h && lp.contains(b)),
-    );
+    let blocks = lp.blocks_header_first(cfg);
     Some(Plan {
         header: h,
         preheader,

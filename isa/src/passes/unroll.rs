@@ -90,14 +90,8 @@ fn analyze(f: &Function, cfg: &Cfg, lp: &Loop) -> Option<Plan> {
     if lp.exits(cfg) != [(h, exit_edge.0)] {
         return None;
     }
-    let size: usize = lp.blocks.iter().map(|&b| f.block(b).insts.len() + 1).sum();
-    let mut blocks = vec![h];
-    blocks.extend(
-        cfg.reverse_postorder()
-            .iter()
-            .copied()
-            .filter(|&b| b != h && lp.contains(b)),
-    );
+    let size = lp.size(f);
+    let blocks = lp.blocks_header_first(cfg);
     let trips = trip_count(
         f,
         &blocks,

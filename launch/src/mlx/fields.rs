@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::SpecError;
-use crate::spec::{Dims, SpecValue};
+use crate::spec::{Dims, SpecValue, line_column};
 
 use super::input::MlxInputSource;
 
@@ -177,18 +177,6 @@ pub(crate) fn key_line(text: &str, key: &str) -> usize {
                 .is_some_and(|rest| rest.trim_start().starts_with('='))
         })
         .map_or(1, |i| i + 1)
-}
-
-/// The 1-based line and column (in characters) of a byte offset.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (line, before[line_start..].chars().count() + 1)
 }
 
 #[cfg(test)]

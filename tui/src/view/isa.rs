@@ -33,7 +33,7 @@ fn inst_spans(app: &App, inst: &InstProfile, text_width: usize) -> Vec<Span<'sta
     let cost = inst_cost(inst);
     let share = ratio(cost as f64, app.digest.max_inst_cost as f64);
     let stalled: u64 = inst.stalls.iter().sum();
-    let lanes = ratio(inst.active_lanes as f64, 32.0 * inst.executions as f64);
+    let lanes = inst.simd_efficiency();
     let top = theme::top_stall(&inst.stalls);
     let mut spans = vec![
         Span::raw(" "),
