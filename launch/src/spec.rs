@@ -209,23 +209,8 @@ impl LaunchSpec {
     /// Parses a spec from text. `.npy` paths resolve against `base_dir` (made absolute
     /// now, against the current folder); `origin` is what messages call the spec.
     pub fn from_str(text: &str, base_dir: &Path, origin: &str) -> Result<LaunchSpec, SpecError> {
-        let mut spec: LaunchSpec = toml::from_str(text).map_err(|e| {
-            let (line, column) = e
-                .span()
-                .map(|s| line_column(text, s.start))
-                .unwrap_or((1, 1));
-            SpecError::Syntax {
-                origin: origin.to_string(),
-                line,
-                column,
-                // serde says "field"; the format (and TOML) says "key".
-                message: e
-                    .message()
-                    .trim_end()
-                    .replace("unknown field `", "unknown key `")
-                    .replace("missing field `", "missing key `"),
-            }
-        })?;
+        let mut spec: LaunchSpec =
+            toml::from_str(text).map_err(|e| syntax_error(text, origin, &e))?;
         spec.base_dir = std::path::absolute(base_dir).unwrap_or_else(|_| base_dir.to_path_buf());
         spec.origin = origin.to_string();
         spec.grid()?;
@@ -301,8 +286,28 @@ impl LaunchSpec {
     }
 }
 
+/// A TOML or shape error of a spec's text as a [`SpecError::Syntax`] at its line and
+/// column.
+pub(crate) fn syntax_error(text: &str, origin: &str, e: &toml::de::Error) -> SpecError {
+    let (line, column) = e
+        .span()
+        .map(|s| line_column(text, s.start))
+        .unwrap_or((1, 1));
+    SpecError::Syntax {
+        origin: origin.to_string(),
+        line,
+        column,
+        // serde says "field"; the format (and TOML) says "key".
+        message: e
+            .message()
+            .trim_end()
+            .replace("unknown field `", "unknown key `")
+            .replace("missing field `", "missing key `"),
+    }
+}
+
 /// The 1-based line and column (in characters) of a byte offset.
-pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;

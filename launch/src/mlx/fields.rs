@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::error::SpecError;
-use crate::spec::{Dims, SpecValue, line_column};
+use crate::spec::{Dims, SpecValue, syntax_error};
 
 use super::input::MlxInputSource;
 
@@ -75,22 +75,7 @@ impl MlxFields {
     /// Reads an `[mlx]` spec's text; paths resolve against `base_dir`. Errors name
     /// `origin` and the line.
     pub fn from_toml(text: &str, base_dir: &Path, origin: &str) -> Result<MlxFields, SpecError> {
-        let raw: RawFile = toml::from_str(text).map_err(|e| {
-            let (line, column) = e
-                .span()
-                .map(|s| line_column(text, s.start))
-                .unwrap_or((1, 1));
-            SpecError::Syntax {
-                origin: origin.to_string(),
-                line,
-                column,
-                message: e
-                    .message()
-                    .trim_end()
-                    .replace("unknown field `", "unknown key `")
-                    .replace("missing field `", "missing key `"),
-            }
-        })?;
+        let raw: RawFile = toml::from_str(text).map_err(|e| syntax_error(text, origin, &e))?;
         let m = raw.mlx;
         let mut inputs = BTreeMap::new();
         for (name, value) in &m.inputs {
