@@ -528,10 +528,7 @@ fn check_record_simdgroup(
     launch: &metalsim_launch::Launch,
 ) -> Result<(), Failure> {
     let tg = launch.threadgroup;
-    let groups = match launch.grid {
-        metalsim_launch::Grid::Threadgroups(g) => g,
-        metalsim_launch::Grid::Threads(g) => [0, 1, 2].map(|d| g[d].div_ceil(tg[d].max(1))),
-    };
+    let groups = launch.threadgroups_per_grid();
     let simdgroups = (tg.iter().map(|&d| d as u64).product::<u64>()).div_ceil(32);
     let flag = format_record_simdgroup(Some((position, sg)));
     if (0..3).any(|d| position[d] >= groups[d]) {
