@@ -279,6 +279,19 @@ fn list_kernels_prints_exactly_the_host_names_the_macros_instantiate() {
             "block_radix_sort_float32_64"
         ]
     );
+    assert_eq!(
+        listed_kernels(MATRIX),
+        [
+            "transform_points",
+            "compose_float32",
+            "compose_float16",
+            "mixed_shapes"
+        ]
+    );
+    assert_eq!(
+        listed_kernels(COMPACT),
+        ["compact_float32_128", "compact_int32_64"]
+    );
 }
 
 const QMATVEC: &str = "tests/suite/qmatvec.metal";
@@ -761,4 +774,282 @@ fn list_kernels_shows_texture_bindings() {
         text.contains("volume_step\n  [[texture(0)]] vol : texture3d<uint, access::read_write>\n"),
         "{text}"
     );
+}
+
+const MATRIX: &str = "tests/suite/matrix.metal";
+
+/// A column-major `cols` x `rows` matrix times a column vector.
+fn mat_vec(m: &[f32], (cols, rows): (usize, usize), v: &[f32]) -> Vec<f32> {
+    (0..rows)
+        .map(|r| (0..cols).map(|c| m[c * rows + r] * v[c]).sum())
+        .collect()
+}
+
+/// A row vector times a column-major `cols` x `rows` matrix.
+fn vec_mat(v: &[f32], m: &[f32], (cols, rows): (usize, usize)) -> Vec<f32> {
+    (0..cols)
+        .map(|c| (0..rows).map(|r| v[r] * m[c * rows + r]).sum())
+        .collect()
+}
+
+/// The product of column-major `a` (`k` columns of `rows`) and `b` (`cols` columns of `k`).
+fn mat_mul(a: &[f32], b: &[f32], (rows, k, cols): (usize, usize, usize)) -> Vec<f32> {
+    (0..cols)
+        .flat_map(|c| mat_vec(a, (k, rows), &b[c * k..][..k]))
+        .collect()
+}
+
+/// The determinant of a column-major n x n matrix (Laplace expansion).
+fn det(m: &[f32], n: usize) -> f32 {
+    if n == 1 {
+        return m[0];
+    }
+    (0..n)
+        .map(|c| {
+            let minor: Vec<f32> = (0..n)
+                .filter(|&cc| cc != c)
+                .flat_map(|cc| (1..n).map(move |r| m[cc * n + r]))
+                .collect();
+            let sign = if c % 2 == 0 { 1.0 } else { -1.0 };
+            sign * m[c * n] * det(&minor, n - 1)
+        })
+        .sum()
+}
+
+#[test]
+fn matrix_transform_of_float4_points_through_a_uniform_struct() {
+    let n = 40usize;
+    // Transform: float4x4 model (16 floats), float3x3 normal (3 columns padded to 4), scale.
+    let model: Vec<f32> = (0..16)
+        .map(|i| ((i * 7 % 11) as f32 - 5.0) * 0.25)
+        .collect();
+    let normal: Vec<f32> = (0..9).map(|i| ((i * 5 % 7) as f32 - 3.0) * 0.5).collect();
+    let mut uniform = model.clone();
+    for c in 0..3 {
+        uniform.extend_from_slice(&normal[c * 3..][..3]);
+        uniform.push(0.0);
+    }
+    uniform.push(1.5);
+    uniform.resize(32, 0.0);
+    let values: Vec<String> = uniform.iter().map(|v| format!("{v:?}")).collect();
+    let rest = buffer(
+        0,
+        "points",
+        "float4",
+        n as u64,
+        &random(3, -2.0, 2.0),
+        false,
+    ) + &buffer(
+        1,
+        "t",
+        "float",
+        32,
+        &format!("{{ values = [{}] }}", values.join(", ")),
+        false,
+    ) + &buffer(2, "out", "float4", n as u64, "", true)
+        + &buffer(3, "normals", "float4", n as u64, "", true);
+    let (launch, out) = run_specialized(
+        MATRIX,
+        &spec("transform_points", [n as u32, 1, 1], [32, 1, 1], &rest),
+    );
+    let points = f32s(&launch.buffers[0].bytes);
+    let (mut want, mut want_n) = (Vec::new(), Vec::new());
+    for p in points.chunks(4) {
+        want.extend(mat_vec(&model, (4, 4), p).iter().map(|x| x * 1.5));
+        want_n.extend(mat_vec(&normal, (3, 3), &p[..3]));
+        want_n.push(vec_mat(p, &model, (4, 4))[3]);
+    }
+    assert_close(&f32s(&out.buffers[2]), &want, 1e-5, "transform_points");
+    assert_close(
+        &f32s(&out.buffers[3]),
+        &want_n,
+        1e-5,
+        "transform_points normals",
+    );
+}
+
+#[test]
+fn matrix_compose_for_float_and_half() {
+    let n = 33usize;
+    for (kernel, ty, vty, tol) in [
+        ("compose_float32", "float", "float4", 1e-4),
+        ("compose_float16", "half", "half4", 2e-2),
+    ] {
+        let rest = buffer(0, "a", ty, 16 * n as u64, &random(11, -1.0, 1.0), false)
+            + &buffer(1, "b", vty, 4 * n as u64, &random(12, -1.0, 1.0), false)
+            + &buffer(2, "c", ty, 16 * n as u64, "", true)
+            + &buffer(3, "det", "float", n as u64, "", true);
+        let (launch, out) =
+            run_specialized(MATRIX, &spec(kernel, [n as u32, 1, 1], [32, 1, 1], &rest));
+        let read = |b: &[u8]| if ty == "half" { f16s(b) } else { f32s(b) };
+        let (a, b) = (
+            read(&launch.buffers[0].bytes),
+            read(&launch.buffers[1].bytes),
+        );
+        let (mut want, mut want_det) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            let (m, nn) = (&a[16 * i..][..16], &b[16 * i..][..16]);
+            let prod = mat_mul(m, nn, (4, 4, 4));
+            for c in 0..4 {
+                for r in 0..4 {
+                    want.push(prod[c * 4 + r] + 0.5 * m[r * 4 + c]);
+                }
+            }
+            want_det.push(det(m, 4));
+        }
+        assert_close(&read(&out.buffers[2]), &want, tol, kernel);
+        assert_close(&f32s(&out.buffers[3]), &want_det, tol, kernel);
+    }
+}
+
+#[test]
+fn matrix_non_square_products_and_element_updates() {
+    let n = 20usize;
+    let rest = buffer(
+        0,
+        "in",
+        "float",
+        8 * n as u64,
+        &random(21, -1.0, 1.0),
+        false,
+    ) + &buffer(1, "out", "float4", 2 * n as u64, "", true);
+    let (launch, out) = run_specialized(
+        MATRIX,
+        &spec("mixed_shapes", [n as u32, 1, 1], [32, 1, 1], &rest),
+    );
+    let input = f32s(&launch.buffers[0].bytes);
+    let mut want = Vec::new();
+    for x in input.chunks(8) {
+        let a = &x[..6]; // 2 columns of 3
+        let b = [x[6], x[7], x[0], x[1], x[2], x[3]]; // 3 columns of 2
+        let p = mat_mul(a, &b, (3, 2, 3));
+        let q = mat_mul(&b, a, (2, 3, 2));
+        let r = vec_mat(&[x[5], x[6], x[7]], a, (2, 3));
+        let mut s: Vec<f32> = (0..9)
+            .map(|i| x[i % 8] + if i % 4 == 0 { 2.0 } else { 0.0 })
+            .collect();
+        for (i, v) in s.iter_mut().enumerate() {
+            *v = (*v + if i % 4 == 0 { 1.0 } else { 0.0 }) * 0.5;
+            if i >= 6 {
+                *v = -*v;
+            }
+        }
+        let sum: Vec<f32> = (0..3).map(|k| p[k] + p[3 + k] + p[6 + k]).collect();
+        want.extend_from_slice(&[sum[0], sum[1], sum[2], det(&q, 2)]);
+        let h = half::f16::from_f32(q[2]).to_f32();
+        want.extend_from_slice(&[r[0], r[1], det(&s, 3), h]);
+    }
+    assert_close(&f32s(&out.buffers[1]), &want, 1e-4, "mixed_shapes");
+}
+
+const UNIONS: &str = "tests/suite/unions.metal";
+
+#[test]
+fn union_type_punning_in_quantized_blocks() {
+    let n = 24usize;
+    let quants = lcg_bytes(77, n * 32);
+    let mut bytes = Vec::with_capacity(n * 36);
+    for b in 0..n {
+        let q = &quants[b * 32..][..32];
+        let d = half::f16::from_f32(0.02 + 0.005 * (b % 5) as f32);
+        let sum: f32 = q.iter().map(|x| *x as i8 as f32).sum();
+        let s = half::f16::from_f32(d.to_f32() * sum);
+        bytes.extend_from_slice(&d.to_le_bytes());
+        bytes.extend_from_slice(&s.to_le_bytes());
+        bytes.extend_from_slice(q);
+    }
+    let values: Vec<String> = bytes.iter().map(|b| (*b as i8).to_string()).collect();
+    let rest = buffer(
+        0,
+        "blocks",
+        "char",
+        bytes.len() as u64,
+        &format!("{{ values = [{}] }}", values.join(", ")),
+        false,
+    ) + &buffer(1, "out", "float", 32 * n as u64, "", true)
+        + &buffer(2, "sums", "float", n as u64, "", true)
+        + &buffer(3, "scale_bits", "uint", n as u64, "", true);
+    let (_, out) = run_specialized(
+        UNIONS,
+        &spec("dequantize_q8_1", [n as u32, 1, 1], [32, 1, 1], &rest),
+    );
+    let (mut want, mut want_sums, mut want_bits) = (Vec::new(), Vec::new(), Vec::new());
+    for blk in bytes.chunks(36) {
+        let d = half::f16::from_le_bytes([blk[0], blk[1]]).to_f32();
+        let s = half::f16::from_le_bytes([blk[2], blk[3]]).to_f32();
+        let mut sum = 0f32;
+        for q in &blk[4..] {
+            let v = d * (*q as i8 as f32);
+            want.push(v.abs());
+            sum += v;
+        }
+        want_sums.push(sum - s);
+        want_bits.push(u32::from_le_bytes([blk[0], blk[1], blk[2], blk[3]]));
+    }
+    assert_close(&f32s(&out.buffers[1]), &want, 1e-6, "dequantized |d * q|");
+    assert_close(&f32s(&out.buffers[2]), &want_sums, 1e-4, "sum - s");
+    assert_eq!(
+        common::u32s(&out.buffers[3]),
+        want_bits,
+        "the half2 read as a word"
+    );
+}
+
+const COMPACT: &str = "tests/suite/compact.metal";
+
+/// Compacts `n` random values above `threshold` per threadgroup of `block` and checks each
+/// threadgroup's kept values (in order) and count against the CPU.
+fn check_compact(kernel: &str, ty: &str, n: u32, block: u32, threshold: &str) {
+    let rest = buffer(0, "in", ty, n as u64, &random(41, -100.0, 100.0), false)
+        + &buffer(
+            1,
+            "out",
+            ty,
+            n.div_ceil(block) as u64 * block as u64,
+            "",
+            true,
+        )
+        + &buffer(2, "counts", "uint", n.div_ceil(block) as u64, "", true)
+        + &buffer(
+            3,
+            "threshold",
+            ty,
+            1,
+            &format!("{{ values = [{threshold}] }}"),
+            false,
+        )
+        + &buffer(4, "n", "uint", 1, &format!("{{ values = [{n}] }}"), false);
+    let threads = n.div_ceil(block) * block;
+    let (launch, out) = run_specialized(
+        COMPACT,
+        &spec(kernel, [threads, 1, 1], [block, 1, 1], &rest),
+    );
+    let as_f64 = |b: &[u8]| -> Vec<f64> {
+        match ty {
+            "float" => f32s(b).into_iter().map(f64::from).collect(),
+            _ => i32s(b).into_iter().map(f64::from).collect(),
+        }
+    };
+    let input = as_f64(&launch.buffers[0].bytes);
+    let t = as_f64(&launch.buffers[3].bytes)[0];
+    let got = as_f64(&out.buffers[1]);
+    let counts = common::u32s(&out.buffers[2]);
+    for (g, chunk) in input.chunks(block as usize).enumerate() {
+        let kept: Vec<f64> = chunk.iter().copied().filter(|v| *v > t).collect();
+        assert_eq!(
+            counts[g] as usize,
+            kept.len(),
+            "{kernel}: count of group {g}"
+        );
+        let seg = &got[g * block as usize..][..kept.len()];
+        assert_eq!(seg, kept.as_slice(), "{kernel}: kept values of group {g}");
+    }
+}
+
+#[test]
+fn stream_compaction_with_simd_ballots() {
+    check_compact("compact_float32_128", "float", 300, 128, "10.5");
+    check_compact("compact_int32_64", "int", 200, 64, "-30");
+    // Everything kept: every SIMD-group's vote is all().
+    check_compact("compact_float32_128", "float", 256, 128, "-1000.0");
 }

@@ -239,6 +239,15 @@ pub enum Item {
     UsingNamespace(Path, Span),
     /// `using metal::min;` (a using-declaration).
     UsingDecl(Path, Span),
+    /// `namespace short_name = some::long_name;`
+    NamespaceAlias {
+        /// The new name.
+        name: Ident,
+        /// The namespace it names.
+        target: Path,
+        /// Where.
+        span: Span,
+    },
     /// `typedef T name;` or `using name = T;`.
     Alias {
         /// The new name.
@@ -411,9 +420,15 @@ pub struct StructDef {
     pub members: Vec<Item>,
     /// A declaration without a body (`struct S;`, `template <typename T> struct Traits;`).
     pub forward: bool,
+    /// A `union`: its data members share storage.
+    pub is_union: bool,
     /// Where.
     pub span: Span,
 }
+
+/// The name given to an anonymous union (or struct) member of a struct and to its type
+/// (followed by its source offset); its members are found as members of the struct.
+pub const ANONYMOUS_MEMBER: &str = "__anonymous";
 
 /// A data member.
 #[derive(Clone, PartialEq, Debug)]

@@ -823,6 +823,22 @@ mod tests {
     }
 
     #[test]
+    fn namespace_aliases() {
+        check(
+            "namespace a { namespace b {} }\nnamespace ab = a::b;\nnamespace m = ::metal;",
+            "(namespace a\n  (namespace b))\n(namespace-alias ab a::b)\n(namespace-alias m ::metal)",
+        );
+    }
+
+    #[test]
+    fn unions_named_and_anonymous() {
+        check(
+            "union U { uint u; float f; };\nstruct B { union { struct { half d; half m; }; half2 dm; }; char q; };",
+            "(union U\n  (field uint u)\n  (field float f))\n(struct B\n  (field __anonymous41 __anonymous41)\n  (field char q)\n  (union __anonymous41\n    (field __anonymous49 __anonymous49)\n    (field half2 dm)\n    (struct __anonymous49\n      (field half d)\n      (field half m))))",
+        );
+    }
+
+    #[test]
     fn templates() {
         check(
             "template <typename T, int N = (1 > 2)> T f(T x) { return x; }\ntemplate <typename T> struct S { T a; };\ntemplate [[host_name(\"f1\")]] kernel void k<float>(device float*);\nkernel void g() {}",

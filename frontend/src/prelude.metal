@@ -30,8 +30,17 @@ enum class thread_scope : int {
     thread_scope_device = 3,
 };
 
-// <metal_simdgroup>: a vote is its lanes' bits.
-typedef ulong simd_vote;
+// <metal_simdgroup>: a vote (what `simd_ballot` returns) is its lanes' bits, lane i in bit
+// i. `all()` asks whether every lane of the 32-lane SIMD-group voted true (lanes that do not
+// exist or are inactive did not), `any()` whether one did.
+struct simd_vote {
+    typedef ulong vote_t;
+    vote_t __bits;
+    explicit constexpr simd_vote(vote_t v = 0) : __bits(v) {}
+    explicit constexpr operator vote_t() const { return __bits; }
+    constexpr bool all() const { return (__bits & 0xffffffffull) == 0xffffffffull; }
+    constexpr bool any() const { return __bits != 0; }
+};
 
 // <metal_type_traits>.
 template <typename T, T v>
@@ -270,6 +279,249 @@ METALSIM_FLOAT_LIMITS(half, 11, 3, 5, -13, 16, 0x1p-14h, 65504.0h, 0x1p-10h, 0x1
 METALSIM_FLOAT_LIMITS(bfloat, 8, 2, 4, -125, 128, 0x1p-126f, 0x1.fep127f, 0x1p-7f, 0x1p-133f)
 
 #undef METALSIM_FLOAT_LIMITS
+
+// <metal_matrix>: `matrix<T, Cols, Rows>` (MSL 2.2, 3.2, 5.6), column-major: an array of
+// `Cols` column vectors of `Rows` elements, so its size and alignment are those of the spec's
+// table 4 (a `float3` column takes 16 bytes). Like any array it lives in thread memory.
+template <typename T> struct __matrix_scalar { typedef T type; };
+
+template <typename T, int Cols, int Rows>
+struct matrix {
+    static_assert(Cols >= 2 && Cols <= 4 && Rows >= 2 && Rows <= 4,
+                  "a matrix has 2, 3 or 4 columns and rows");
+    vec<T, Rows> columns[Cols];
+
+    matrix() = default;
+    // The diagonal from one scalar, the rest 0.
+    explicit matrix(T d) {
+        for (int c = 0; c < Cols; c++) {
+            columns[c] = vec<T, Rows>(T(0));
+            if (c < Rows) {
+                columns[c][c] = d;
+            }
+        }
+    }
+    // From a matrix of the same size (and any element type).
+    template <typename U>
+    explicit matrix(matrix<U, Cols, Rows> m) {
+        for (int c = 0; c < Cols; c++) {
+            columns[c] = vec<T, Rows>(m.columns[c]);
+        }
+    }
+    // From its column vectors (templates, so that scalars never convert to columns).
+    template <typename U>
+    matrix(vec<U, Rows> c0, vec<U, Rows> c1) {
+        static_assert(Cols == 2, "a matrix is constructed from as many vectors as it has columns");
+        if constexpr (Cols == 2) {
+            columns[0] = vec<T, Rows>(c0);
+            columns[1] = vec<T, Rows>(c1);
+        }
+    }
+    template <typename U>
+    matrix(vec<U, Rows> c0, vec<U, Rows> c1, vec<U, Rows> c2) {
+        static_assert(Cols == 3, "a matrix is constructed from as many vectors as it has columns");
+        if constexpr (Cols == 3) {
+            columns[0] = vec<T, Rows>(c0);
+            columns[1] = vec<T, Rows>(c1);
+            columns[2] = vec<T, Rows>(c2);
+        }
+    }
+    template <typename U>
+    matrix(vec<U, Rows> c0, vec<U, Rows> c1, vec<U, Rows> c2, vec<U, Rows> c3) {
+        static_assert(Cols == 4, "a matrix is constructed from as many vectors as it has columns");
+        if constexpr (Cols == 4) {
+            columns[0] = vec<T, Rows>(c0);
+            columns[1] = vec<T, Rows>(c1);
+            columns[2] = vec<T, Rows>(c2);
+            columns[3] = vec<T, Rows>(c3);
+        }
+    }
+    // From all its elements, column by column.
+    matrix(T a, T b, T c, T d) {
+        static_assert(Cols * Rows == 4, "a matrix is constructed from all of its elements");
+        __set(0, a); __set(1, b); __set(2, c); __set(3, d);
+    }
+    matrix(T a, T b, T c, T d, T e, T f) {
+        static_assert(Cols * Rows == 6, "a matrix is constructed from all of its elements");
+        __set(0, a); __set(1, b); __set(2, c); __set(3, d); __set(4, e); __set(5, f);
+    }
+    matrix(T a, T b, T c, T d, T e, T f, T g, T h) {
+        static_assert(Cols * Rows == 8, "a matrix is constructed from all of its elements");
+        __set(0, a); __set(1, b); __set(2, c); __set(3, d);
+        __set(4, e); __set(5, f); __set(6, g); __set(7, h);
+    }
+    matrix(T a, T b, T c, T d, T e, T f, T g, T h, T i) {
+        static_assert(Cols * Rows == 9, "a matrix is constructed from all of its elements");
+        __set(0, a); __set(1, b); __set(2, c); __set(3, d); __set(4, e);
+        __set(5, f); __set(6, g); __set(7, h); __set(8, i);
+    }
+    matrix(T a, T b, T c, T d, T e, T f, T g, T h, T i, T j, T k, T l) {
+        static_assert(Cols * Rows == 12, "a matrix is constructed from all of its elements");
+        __set(0, a); __set(1, b); __set(2, c); __set(3, d); __set(4, e); __set(5, f);
+        __set(6, g); __set(7, h); __set(8, i); __set(9, j); __set(10, k); __set(11, l);
+    }
+    matrix(T a, T b, T c, T d, T e, T f, T g, T h,
+           T i, T j, T k, T l, T m, T n, T o, T p) {
+        static_assert(Cols * Rows == 16, "a matrix is constructed from all of its elements");
+        __set(0, a); __set(1, b); __set(2, c); __set(3, d); __set(4, e); __set(5, f);
+        __set(6, g); __set(7, h); __set(8, i); __set(9, j); __set(10, k); __set(11, l);
+        __set(12, m); __set(13, n); __set(14, o); __set(15, p);
+    }
+    void __set(int k, T x) { columns[k / Rows][k % Rows] = x; }
+
+    // `m[i]` is column i; `m[i][j]` row j of it.
+    thread vec<T, Rows>& operator[](int i) { return columns[i]; }
+    vec<T, Rows> operator[](int i) const { return columns[i]; }
+
+    thread matrix& operator+=(matrix o) {
+        for (int c = 0; c < Cols; c++) {
+            columns[c] += o.columns[c];
+        }
+        return *this;
+    }
+    thread matrix& operator-=(matrix o) {
+        for (int c = 0; c < Cols; c++) {
+            columns[c] -= o.columns[c];
+        }
+        return *this;
+    }
+    thread matrix& operator*=(T s) {
+        for (int c = 0; c < Cols; c++) {
+            columns[c] *= s;
+        }
+        return *this;
+    }
+    thread matrix& operator*=(matrix<T, Cols, Cols> o) {
+        *this = *this * o;
+        return *this;
+    }
+};
+
+template <typename T, int C, int R>
+matrix<T, C, R> operator+(matrix<T, C, R> a, matrix<T, C, R> b) {
+    matrix<T, C, R> r;
+    for (int c = 0; c < C; c++) {
+        r.columns[c] = a.columns[c] + b.columns[c];
+    }
+    return r;
+}
+
+template <typename T, int C, int R>
+matrix<T, C, R> operator-(matrix<T, C, R> a, matrix<T, C, R> b) {
+    matrix<T, C, R> r;
+    for (int c = 0; c < C; c++) {
+        r.columns[c] = a.columns[c] - b.columns[c];
+    }
+    return r;
+}
+
+template <typename T, int C, int R>
+matrix<T, C, R> operator-(matrix<T, C, R> a) {
+    matrix<T, C, R> r;
+    for (int c = 0; c < C; c++) {
+        r.columns[c] = -a.columns[c];
+    }
+    return r;
+}
+
+template <typename T, int C, int R>
+matrix<T, C, R> operator*(matrix<T, C, R> a, typename __matrix_scalar<T>::type s) {
+    matrix<T, C, R> r;
+    for (int c = 0; c < C; c++) {
+        r.columns[c] = a.columns[c] * s;
+    }
+    return r;
+}
+
+template <typename T, int C, int R>
+matrix<T, C, R> operator*(typename __matrix_scalar<T>::type s, matrix<T, C, R> a) {
+    return a * s;
+}
+
+// A right vector is a column: the sum of the columns weighted by its elements.
+template <typename T, int C, int R>
+vec<T, R> operator*(matrix<T, C, R> a, vec<T, C> v) {
+    vec<T, R> r = a.columns[0] * v[0];
+    for (int c = 1; c < C; c++) {
+        r += a.columns[c] * v[c];
+    }
+    return r;
+}
+
+// A left vector is a row: its dot product with each column.
+template <typename T, int C, int R>
+vec<T, C> operator*(vec<T, R> v, matrix<T, C, R> a) {
+    vec<T, C> r;
+    for (int c = 0; c < C; c++) {
+        r[c] = dot(v, a.columns[c]);
+    }
+    return r;
+}
+
+template <typename T, int K, int R, int C>
+matrix<T, C, R> operator*(matrix<T, K, R> a, matrix<T, C, K> b) {
+    matrix<T, C, R> r;
+    for (int c = 0; c < C; c++) {
+        r.columns[c] = a * b.columns[c];
+    }
+    return r;
+}
+
+template <typename T, int C, int R>
+matrix<T, R, C> transpose(matrix<T, C, R> a) {
+    matrix<T, R, C> r;
+    for (int c = 0; c < C; c++) {
+        for (int k = 0; k < R; k++) {
+            r.columns[k][c] = a.columns[c][k];
+        }
+    }
+    return r;
+}
+
+template <typename T>
+T __det3(vec<T, 3> a, vec<T, 3> b, vec<T, 3> c) {
+    return a.x * (b.y * c.z - c.y * b.z) - b.x * (a.y * c.z - c.y * a.z)
+           + c.x * (a.y * b.z - b.y * a.z);
+}
+
+template <typename T, int N, int R>
+T determinant(matrix<T, N, R> a) {
+    static_assert(N == R, "determinant() needs a square matrix");
+    if constexpr (N != R) {
+        return T(0);
+    } else if constexpr (N == 2) {
+        return a.columns[0].x * a.columns[1].y - a.columns[1].x * a.columns[0].y;
+    } else if constexpr (N == 3) {
+        return __det3(a.columns[0], a.columns[1], a.columns[2]);
+    } else {
+        // Laplace expansion along the last row.
+        vec<T, 3> c0 = a.columns[0].xyz;
+        vec<T, 3> c1 = a.columns[1].xyz;
+        vec<T, 3> c2 = a.columns[2].xyz;
+        vec<T, 3> c3 = a.columns[3].xyz;
+        return -a.columns[0].w * __det3(c1, c2, c3) + a.columns[1].w * __det3(c0, c2, c3)
+               - a.columns[2].w * __det3(c0, c1, c3) + a.columns[3].w * __det3(c0, c1, c2);
+    }
+}
+
+typedef matrix<float, 2, 2> float2x2;
+typedef matrix<float, 2, 3> float2x3;
+typedef matrix<float, 2, 4> float2x4;
+typedef matrix<float, 3, 2> float3x2;
+typedef matrix<float, 3, 3> float3x3;
+typedef matrix<float, 3, 4> float3x4;
+typedef matrix<float, 4, 2> float4x2;
+typedef matrix<float, 4, 3> float4x3;
+typedef matrix<float, 4, 4> float4x4;
+typedef matrix<half, 2, 2> half2x2;
+typedef matrix<half, 2, 3> half2x3;
+typedef matrix<half, 2, 4> half2x4;
+typedef matrix<half, 3, 2> half3x2;
+typedef matrix<half, 3, 3> half3x3;
+typedef matrix<half, 3, 4> half3x4;
+typedef matrix<half, 4, 2> half4x2;
+typedef matrix<half, 4, 3> half4x3;
+typedef matrix<half, 4, 4> half4x4;
 
 // <metal_texture>, for compute kernels: `read`, `write` and the sizes of 1D, 2D and 3D
 // textures with one mipmap level. A texture kernel parameter is lowered

@@ -8,7 +8,9 @@
 //!
 //! `cargo test` runs a short, deterministic campaign. A longer one, with a fresh random
 //! seed: `METALSIM_FUZZ_CASES=100000 cargo test -p metalsim-frontend --test fuzz --
-//! --nocapture` (the test prints how many inputs it ran).
+//! --nocapture` (the test prints how many inputs it ran). A stack overflow aborts the
+//! process before proptest can report the input: `METALSIM_FUZZ_DUMP=FILE` writes each input
+//! to FILE before running it, so FILE then holds the culprit.
 
 use std::cell::Cell;
 
@@ -17,7 +19,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 /// How many entries of [`CORPUS`] (its first ones) are complete kernels that compile; the
 /// rest are parser fixtures (some include files or use constructs lowering refuses).
-const COMPILING: usize = 8;
+const COMPILING: usize = 11;
 
 /// The seed inputs: kernels in the styles of MLX, llama.cpp and the tutorials.
 const CORPUS: &[&str] = &[
@@ -27,6 +29,9 @@ const CORPUS: &[&str] = &[
     include_str!("../../tests/suite/softmax.metal"),
     include_str!("../../tests/suite/radix_sort.metal"),
     include_str!("../../tests/suite/image.metal"),
+    include_str!("../../tests/suite/matrix.metal"),
+    include_str!("../../tests/suite/unions.metal"),
+    include_str!("../../tests/suite/compact.metal"),
     include_str!("../../examples/matmul_tiled.metal"),
     include_str!("../../examples/reduce_sum.metal"),
     include_str!("data/parse/llama_style.metal"),
@@ -96,6 +101,18 @@ const WORDS: &[&str] = &[
     "packed_float3",
     "bfloat",
     "numeric_limits<float>::max()",
+    "float4x4",
+    "half3x2(",
+    "matrix<float, 3, 2>",
+    "transpose(",
+    "determinant(",
+    "union { uint u; float f; };",
+    "union U { uint u; float f; } ",
+    "struct { half d; half m; };",
+    "namespace a = ",
+    "simd_ballot(",
+    ".all()",
+    "simd_vote::vote_t",
     "-1",
     "0x7fffffff",
     "1e39f",
@@ -213,7 +230,11 @@ fn mutated_real_world_kernels_end_in_diagnostics_or_verified_modules() {
     let (executions, compiled) = (Cell::new(0u64), Cell::new(0u64));
     let result = runner.run(&strategy, |(which, donor, mutations)| {
         executions.set(executions.get() + 1);
-        let ok = compile_and_verify(&mutate(which, donor, &mutations))?;
+        let src = mutate(which, donor, &mutations);
+        if let Ok(path) = std::env::var("METALSIM_FUZZ_DUMP") {
+            std::fs::write(path, &src).unwrap();
+        }
+        let ok = compile_and_verify(&src)?;
         compiled.set(compiled.get() + u64::from(ok));
         Ok(())
     });

@@ -436,15 +436,17 @@ impl<'a> FnLowerer<'_, 'a> {
     /// Whether `to` has a constructor taking one argument of type `from`.
     fn converts_by_constructor(&mut self, from: &Ty, to: StructId) -> bool {
         let ctors = self.constructors(to);
-        if ctors.is_empty() {
+        if ctors.is_empty() || self.g.in_user_conversion {
             return false;
         }
         let info = ArgInfo::value(from.clone());
         let mark = self.g.diags.len();
+        self.g.in_user_conversion = true;
         let ok = ctors.iter().any(|c| {
             self.candidate(c, std::slice::from_ref(&info), None, Span::default())
                 .is_some_and(|v| v.ranks.iter().all(|r| *r < USER))
         });
+        self.g.in_user_conversion = false;
         self.g.diags.truncate(mark);
         ok
     }
@@ -1228,10 +1230,55 @@ impl<'a> FnLowerer<'_, 'a> {
         Some(v)
     }
 
+    /// A union's aggregate initialization: its first member from the one argument, through
+    /// memory (where a union lives).
+    fn union_aggregate(
+        &mut self,
+        ty: &Ty,
+        first: &Ty,
+        args: Vec<Arg<'_>>,
+        span: Span,
+    ) -> Option<Val> {
+        if args.len() > 1 {
+            self.error(
+                "a union is initialized from one value (its first member)",
+                span,
+            );
+            return None;
+        }
+        let zero = self.zero(ty);
+        let place = self.temp(&zero, false);
+        if let Some(arg) = args.into_iter().next() {
+            let v = self.arg_value(arg, first)?;
+            let Place::Mem {
+                addr,
+                offset,
+                space,
+                ..
+            } = place
+            else {
+                return None;
+            };
+            let member = Place::Mem {
+                ty: first.clone(),
+                addr,
+                offset,
+                space,
+                is_const: false,
+            };
+            self.store(&member, &v, span)?;
+        }
+        self.load(&place, span)
+    }
+
     /// Aggregate initialization: fields in order from the arguments (a base class takes
     /// its whole subobject from one argument), the rest default-initialized.
     fn aggregate(&mut self, id: StructId, args: Vec<Arg<'_>>, span: Span) -> Option<Val> {
         let ty = Ty::Struct(id);
+        let members = self.g.structs.get(id).union_members.clone();
+        if let Some((_, first, _)) = members.first() {
+            return self.union_aggregate(&ty, first, args, span);
+        }
         let mut v = self.default_object(id, span)?;
         let fields = self.g.structs.get(id).fields.clone();
         let bases = self.g.classes[id.0].bases.clone();
@@ -1616,7 +1663,9 @@ pub fn place_is_const(p: &Place) -> bool {
         Place::Mem {
             is_const, space, ..
         } => *is_const || *space == Space::Constant,
-        Place::Swizzle { base, .. } | Place::DynComponent { base, .. } => place_is_const(base),
+        Place::Swizzle { base, .. }
+        | Place::DynComponent { base, .. }
+        | Place::DynElement { base, .. } => place_is_const(base),
     }
 }
 

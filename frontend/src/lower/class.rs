@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use crate::ast::{self, TemplateArg};
 use crate::lower::names::{DeclId, DeclKind, Env, Hit};
 use crate::lower::templates::{MAX_INSTANTIATION_DEPTH, TArg, targ_specificity};
-use crate::lower::types::{StructId, StructInfo, Ty};
+use crate::lower::types::{Scalar, StructId, StructInfo, Ty};
 use crate::lower::{FnLowerer, Globals};
 use crate::source::Span;
 
@@ -284,6 +284,15 @@ impl<'a> FnLowerer<'_, 'a> {
         targs_match(&values, args).then_some(binds)
     }
 
+    /// Whether a class template is the prelude's `metal::matrix`.
+    fn is_prelude_matrix(&self, primary: DeclId) -> bool {
+        let d = self.g.decl(primary);
+        d.name == "matrix"
+            && d.tparams.is_some()
+            && self.g.metal_ns.is_some()
+            && d.home.as_ref().map(|h| h.namespace()) == self.g.metal_ns
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn instantiate(
         &mut self,
@@ -306,6 +315,8 @@ impl<'a> FnLowerer<'_, 'a> {
             fields: Vec::new(),
             size: 1,
             align: 1,
+            arrays_in_registers: self.is_prelude_matrix(primary),
+            union_members: Vec::new(),
         });
         let params_env = home.params(binds);
         let env = params_env.class(id);
@@ -396,18 +407,32 @@ impl<'a> FnLowerer<'_, 'a> {
                     continue;
                 }
                 let a = me.g.structs.align(&d.ty);
-                offset = offset.div_ceil(a) * a;
-                fields.push((f.name.name.clone(), d.ty.clone(), offset));
+                let size = me.g.structs.size(&d.ty);
+                if def.is_union {
+                    // Every member at offset 0; the union is as large as its largest.
+                    fields.push((f.name.name.clone(), d.ty.clone(), 0));
+                    offset = offset.max(size);
+                } else {
+                    offset = offset.div_ceil(a) * a;
+                    fields.push((f.name.name.clone(), d.ty.clone(), offset));
+                    offset = offset.saturating_add(size);
+                }
                 inits.push(f.init.as_ref().map(|i| (i, env.clone())));
-                offset = offset.saturating_add(me.g.structs.size(&d.ty));
                 align = align.max(a);
             }
         });
         let size = offset.div_ceil(align) * align;
+        let mut union_members = Vec::new();
+        if def.is_union && !fields.is_empty() {
+            union_members = std::mem::take(&mut fields);
+            fields.push(union_storage(size, align));
+            inits = vec![None];
+        }
         let info = &mut self.g.structs.0[id.0];
         info.size = size.max(if fields.is_empty() { 1 } else { 0 });
         info.align = align;
         info.fields = fields;
+        info.union_members = union_members;
         let c = &mut self.g.classes[id.0];
         c.bases = bases;
         c.own_fields = own_fields;
@@ -434,5 +459,161 @@ impl<'a> FnLowerer<'_, 'a> {
         }
         let _ = span;
         id
+    }
+}
+
+/// The one field of a union of `size` bytes aligned to `align`: an array of the widest
+/// words (up to 4 bytes) that tile it.
+fn union_storage(size: u32, align: u32) -> (String, Ty, u32) {
+    let word = [Scalar::UInt, Scalar::UShort, Scalar::UChar]
+        .into_iter()
+        .find(|w| size.is_multiple_of(w.size()) && align >= w.size())
+        .unwrap_or(Scalar::UChar);
+    (
+        "<union storage>".to_string(),
+        Ty::Array(Box::new(Ty::Scalar(word)), size / word.size()),
+        0,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    /// Compiles `src` and returns the printed ISA, or the short diagnostics.
+    fn check(src: &str) -> Result<String, String> {
+        let (m, diags, sources) = crate::compile_str("t.metal", src);
+        match m {
+            Some(m) if !crate::has_errors(&diags) => Ok(m.to_string()),
+            _ => Err(crate::render_short(&diags, &sources)),
+        }
+    }
+
+    const HEAD: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
+
+    #[test]
+    fn unions_overlap_their_members_and_live_in_memory() {
+        let isa = check(&format!(
+            "{HEAD}union U {{ uint u; float f; half2 h; }};\n\
+             struct B {{ union {{ struct {{ half d; half m; }}; uint dm; }}; char q[3]; }};\n\
+             static_assert(sizeof(U) == 4 && alignof(U) == 4);\n\
+             static_assert(sizeof(B) == 8 && alignof(B) == 4);\n\
+             kernel void k(device uint* o [[buffer(0)]], device B* b [[buffer(1)]]) {{\n\
+               U x = {{1u}}; x.f = 2.0f; o[0] = x.u + as_type<ushort>(b->m) + b[1].dm;\n}}\n"
+        ))
+        .unwrap();
+        // The float is stored and the word read back from the same thread memory.
+        assert!(isa.contains("local 0 size 4 align 4"), "{isa}");
+        assert!(isa.contains("st.thread.f32"), "{isa}");
+        assert!(isa.contains("ld.thread.u32"), "{isa}");
+        let err = check(&format!(
+            "{HEAD}union U {{ uint u; float f; }};\n\
+             kernel void k(device float* o [[buffer(0)]]) {{ U x = {{1u, 2.0f}}; o[0] = x.f; }}\n"
+        ))
+        .unwrap_err();
+        assert!(
+            err.contains("a union is initialized from one value"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_union_method_reads_its_members() {
+        check(&format!(
+            "{HEAD}union W {{ uint u; float f; uint bits() const {{ return u; }} }};\n\
+             W make(float x) {{ W w; w.f = x; return w; }}\n\
+             kernel void k(device uint* o [[buffer(0)]]) {{ o[0] = make(1.0f).bits() + make(2.0f).u; }}\n"
+        ))
+        .unwrap();
+    }
+
+    #[test]
+    fn matrices_have_the_spec_layout_and_stay_in_registers() {
+        let isa = check(&format!(
+            "{HEAD}static_assert(sizeof(float3x3) == 48 && alignof(float3x3) == 16);\n\
+             static_assert(sizeof(half3x2) == 12 && alignof(half3x2) == 4);\n\
+             static_assert(sizeof(float2x3) == 32 && sizeof(half4x4) == 32);\n\
+             static_assert(sizeof(matrix<float, 4, 2>) == 32);\n\
+             kernel void k(device float4* o [[buffer(0)]], device float4x4* m [[buffer(1)]],\n\
+                           uint i [[thread_position_in_grid]]) {{\n\
+               float4x4 a(2.0f);\n\
+               for (uint c = 0; c < 4; c++) a[c][3] = float(c);\n\
+               o[i] = (a * transpose(m[i]))[i % 4] + float4(determinant(a));\n}}\n"
+        ))
+        .unwrap();
+        assert!(
+            !isa.contains("local "),
+            "a matrix went to thread memory:\n{isa}"
+        );
+    }
+
+    #[test]
+    fn matrix_constructors_and_operators_are_checked() {
+        let err = check(&format!(
+            "{HEAD}kernel void k(device float* o [[buffer(0)]]) {{\n\
+               float2x2 a = float2x2(float2(1), float2(2), float2(3));\n\
+               float3x3 b(1.0f);\n\
+               float2 v = b * float2(1);\n\
+               o[0] = v.x + determinant(float2x3(1.0f));\n}}\n"
+        ))
+        .unwrap_err();
+        assert!(err.contains("as many vectors as it has columns"), "{err}");
+        assert!(!err.contains("out of bounds"), "{err}");
+        assert!(
+            err.contains("cannot be applied to `matrix<float, 3, 3>` and `float2`"),
+            "{err}"
+        );
+        assert!(err.contains("determinant() needs a square matrix"), "{err}");
+        let err = check(&format!(
+            "{HEAD}kernel void k(device float* o [[buffer(0)]]) {{ o[0] = transpose(o[1]); }}\n"
+        ))
+        .unwrap_err();
+        assert!(
+            err.contains(
+                "`transpose` takes a matrix (`floatNxM` or `halfNxM`, MSL 5.6), not (float)"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_member_template_deduces_from_its_class_template_name() {
+        check(&format!(
+            "{HEAD}template <typename T, int N> struct Box {{\n\
+               T v[N];\n\
+               Box() = default;\n\
+               template <typename U> Box(Box<U, N> o) {{ for (int i = 0; i < N; i++) v[i] = T(o.v[i]); }}\n\
+             }};\n\
+             kernel void k(device half* o [[buffer(0)]]) {{\n\
+               Box<float, 2> a; a.v[0] = 1; Box<half, 2> b(a); o[0] = b.v[0];\n}}\n"
+        ))
+        .unwrap();
+    }
+
+    #[test]
+    fn namespace_aliases_name_the_namespace() {
+        check(&format!(
+            "{HEAD}namespace a {{ namespace b {{ inline float twice(float x) {{ return 2 * x; }} }} }}\n\
+             namespace ab = a::b;\nnamespace mt = metal;\n\
+             kernel void k(device float* o [[buffer(0)]]) {{ o[0] = ab::twice(mt::fast::exp(o[0])); }}\n"
+        ))
+        .unwrap();
+        let err = check("namespace x = nowhere;\n").unwrap_err();
+        assert!(err.contains("unknown namespace `nowhere`"), "{err}");
+    }
+
+    #[test]
+    fn simd_ballot_returns_a_vote() {
+        let isa = check(&format!(
+            "{HEAD}kernel void k(device uint* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {{\n\
+               simd_vote v = simd_ballot(i % 2 == 0);\n\
+               simd_vote::vote_t bits = static_cast<simd_vote::vote_t>(v);\n\
+               o[i] = uint(bits) + (v.all() ? 1u : 0u) + (v.any() ? 2u : 0u) + uint(ulong(v));\n}}\n"
+        ))
+        .unwrap();
+        assert!(isa.contains("simd.ballot"), "{isa}");
+        let err = check(&format!(
+            "{HEAD}kernel void k(device uint* o [[buffer(0)]]) {{ simd_vote v = simd_ballot(true); o[0] = v.none(); }}\n"
+        ))
+        .unwrap_err();
+        assert!(err.contains("none"), "{err}");
     }
 }

@@ -86,7 +86,10 @@ impl FnLowerer<'_, '_> {
                 0 => Some(self.zero(ty)),
                 1 => {
                     let v = vals.pop()?;
-                    if !matches!(v.ty, Ty::Scalar(_) | Ty::Pointer(_)) {
+                    // A class converts through its conversion operator (`ulong(vote)`).
+                    let by_operator = matches!(&v.ty, Ty::Struct(id)
+                        if self.conversion_function(*id, ty).is_some());
+                    if !by_operator && !matches!(v.ty, Ty::Scalar(_) | Ty::Pointer(_)) {
                         let (a, b) = (self.show(&v.ty), self.show(ty));
                         self.error(format!("cannot convert `{a}` to `{b}`"), span);
                         return None;

@@ -181,6 +181,9 @@ pub(crate) struct Globals<'a> {
     pub namespaces: Vec<Namespace>,
     pub ns_envs: Vec<Env>,
     pub metal_ns: Option<NsId>,
+    /// A converting constructor is being tried for an implicit conversion: its parameter
+    /// takes no second user-defined conversion (C++ allows one per conversion sequence).
+    pub in_user_conversion: bool,
     pub decls: Vec<names::Decl<'a>>,
     pub members: HashMap<DeclId, names::MemberTable>,
     pub member_asserts: HashMap<DeclId, Vec<&'a ast::Item>>,
@@ -224,6 +227,7 @@ impl<'a> Globals<'a> {
             namespaces: vec![Namespace::default()],
             ns_envs: vec![global],
             metal_ns: None,
+            in_user_conversion: false,
             decls: Vec::new(),
             members: HashMap::new(),
             member_asserts: HashMap::new(),
@@ -379,6 +383,12 @@ pub(crate) enum Place {
     Swizzle { base: Box<Place>, comps: Vec<u8> },
     /// One component of a vector place chosen at run time (`v[i]`).
     DynComponent { base: Box<Place>, index: Value },
+    /// One element of an array held in registers (a matrix's columns) chosen at run time.
+    DynElement {
+        base: Box<Place>,
+        index: Value,
+        elem: Ty,
+    },
 }
 
 /// A name in a function's scope.

@@ -364,6 +364,13 @@ impl<'a> Globals<'a> {
                 Some(target) => self.namespaces[ns.0 as usize].usings.push(target),
                 None => self.error(format!("unknown namespace `{}`", path.to_text()), *span),
             },
+            // The alias is another name of the same namespace.
+            Item::NamespaceAlias { name, target, span } => match self.namespace_path(ns, target) {
+                Some(t) => {
+                    add(self, &name.name, DeclKind::Namespace(t), name.span);
+                }
+                None => self.error(format!("unknown namespace `{}`", target.to_text()), *span),
+            },
             Item::UsingDecl(path, span) => {
                 add(self, path.last(), DeclKind::Using(path), *span);
             }
@@ -549,7 +556,9 @@ impl<'a> Globals<'a> {
             Item::Unsupported { what, span } => {
                 self.error(format!("{what} are not supported yet"), *span);
             }
-            Item::UsingNamespace(_, span) | Item::Namespace { span, .. } => {
+            Item::UsingNamespace(_, span)
+            | Item::Namespace { span, .. }
+            | Item::NamespaceAlias { span, .. } => {
                 self.error("namespaces cannot be declared inside a struct", *span);
             }
             Item::Instantiation(inst) => {

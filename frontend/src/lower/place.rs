@@ -37,6 +37,7 @@ impl FnLowerer<'_, '_> {
             Place::DynComponent { base, .. } => {
                 Ty::Scalar(self.place_ty(base).elem_scalar().unwrap_or(Scalar::Float))
             }
+            Place::DynElement { elem, .. } => elem.clone(),
         }
     }
 
@@ -98,16 +99,39 @@ impl FnLowerer<'_, '_> {
                     parts: vec![v],
                 })
             }
+            Place::DynElement { base, index, elem } => {
+                let b = self.load(base, span)?;
+                let leaves = self.g.structs.leaves(elem);
+                let n = leaves.len().max(1);
+                let parts = leaves
+                    .iter()
+                    .enumerate()
+                    .map(|(j, (t, _))| {
+                        let column: Vec<Value> =
+                            b.parts.iter().skip(j).step_by(n).copied().collect();
+                        self.dyn_pick_isa(&column, *index, *t)
+                    })
+                    .collect();
+                Some(Val {
+                    ty: elem.clone(),
+                    parts,
+                })
+            }
         }
     }
 
     /// Selects `parts[index]` with a chain of selects (index is a u32 register).
     pub fn dyn_pick(&mut self, parts: &[Value], index: Value, elem: Scalar) -> Value {
+        self.dyn_pick_isa(parts, index, elem.isa())
+    }
+
+    /// [`Self::dyn_pick`] for registers of ISA type `ty`.
+    pub fn dyn_pick_isa(&mut self, parts: &[Value], index: Value, ty: Type) -> Value {
         let mut r = parts[0];
         for (k, p) in parts.iter().enumerate().skip(1) {
             let kc = self.const_u32(k as u32);
             let c = self.s.val(Op::Cmp(CmpCond::Eq), Type::U32, &[index, kc]);
-            r = self.s.val(Op::Select, elem.isa(), &[c, *p, r]);
+            r = self.s.val(Op::Select, ty, &[c, *p, r]);
         }
         r
     }
@@ -180,6 +204,19 @@ impl FnLowerer<'_, '_> {
                 }
                 self.store(base, &Val { ty: old.ty, parts }, span)
             }
+            Place::DynElement { base, index, elem } => {
+                let old = self.load(base, span)?;
+                let leaves = self.g.structs.leaves(elem);
+                let n = leaves.len().max(1);
+                let mut parts = old.parts.clone();
+                for (i, part) in parts.iter_mut().enumerate() {
+                    let kc = self.const_u32((i / n) as u32);
+                    let c = self.s.val(Op::Cmp(CmpCond::Eq), Type::U32, &[*index, kc]);
+                    let t = leaves[i % n].0;
+                    *part = self.s.val(Op::Select, t, &[c, v.parts[i % n], *part]);
+                }
+                self.store(base, &Val { ty: old.ty, parts }, span)
+            }
         }
     }
 
@@ -213,6 +250,12 @@ impl FnLowerer<'_, '_> {
             }
             Place::Swizzle { base, comps } => self.component_place(base, comps[comp as usize]),
             Place::DynComponent { .. } => base.clone(),
+            // A component of a column chosen at run time: picked like a run-time component
+            // whose index is a constant (the optimizer folds the selects).
+            Place::DynElement { .. } => Place::DynComponent {
+                base: Box::new(base.clone()),
+                index: self.const_u32(comp as u32),
+            },
         }
     }
 
@@ -352,6 +395,9 @@ impl FnLowerer<'_, '_> {
                         return self.operand_of(r, &path, span);
                     }
                     _ => {
+                        if let Some(r) = self.union_member(base, *id, name, span) {
+                            return r;
+                        }
                         let t = self.show(&ty);
                         self.error(format!("`{t}` has no member `{name}`"), span);
                         return None;
@@ -415,6 +461,92 @@ impl FnLowerer<'_, '_> {
             ty: fty,
             parts: v.parts[start..start + n].to_vec(),
         }
+    }
+
+    /// `base.name` for a member of a union, or of an anonymous union member of a struct
+    /// (`None` when `name` is neither). Unions live in memory, so the member is the memory
+    /// at its offset read as its type; a union value is first put in a temporary.
+    fn union_member(
+        &mut self,
+        base: Operand,
+        id: crate::lower::types::StructId,
+        name: &str,
+        span: Span,
+    ) -> Option<Option<Operand>> {
+        let info = self.g.structs.get(id).clone();
+        let anonymous_with = |me: &Self, n: &str, t: &Ty| match t {
+            Ty::Struct(uid) => {
+                n.starts_with(crate::ast::ANONYMOUS_MEMBER) && me.has_member(*uid, name)
+            }
+            _ => false,
+        };
+        if let Some((mname, mty, off)) = info
+            .union_members
+            .iter()
+            .find(|(n, t, _)| n == name || anonymous_with(self, n, t))
+            .cloned()
+        {
+            let place = match base {
+                Operand::Place { place, .. } => place,
+                Operand::Value(v) => self.temp(&v, true),
+            };
+            let Place::Mem {
+                addr,
+                offset,
+                space,
+                is_const,
+                ..
+            } = place
+            else {
+                self.error(
+                    format!("the union member `{name}` can only be read from memory"),
+                    span,
+                );
+                return Some(None);
+            };
+            let member = Operand::Place {
+                place: Place::Mem {
+                    ty: mty,
+                    addr,
+                    offset: offset + off,
+                    space,
+                    is_const,
+                },
+                cached: None,
+            };
+            if mname == name {
+                return Some(Some(member));
+            }
+            return Some(self.member_operand(member, name, span));
+        }
+        let index = info
+            .fields
+            .iter()
+            .position(|(n, t, _)| anonymous_with(self, n, t))?;
+        let inner = match base {
+            Operand::Place { place, .. } => Operand::Place {
+                place: self.field_place(place, id, index),
+                cached: None,
+            },
+            Operand::Value(v) => Operand::Value(self.field_value(v, id, index)),
+        };
+        Some(self.member_operand(inner, name, span))
+    }
+
+    /// Whether class `id` has a data member `name`, its own, a union's, or one of an
+    /// anonymous member's.
+    pub fn has_member(&self, id: crate::lower::types::StructId, name: &str) -> bool {
+        let info = self.g.structs.get(id);
+        let anonymous_with = |(n, t, _): &(String, Ty, u32)| match t {
+            Ty::Struct(uid) => {
+                n.starts_with(crate::ast::ANONYMOUS_MEMBER) && self.has_member(*uid, name)
+            }
+            _ => false,
+        };
+        matches!(self.g.class_member(id, name), Some(Hit::Field(..)))
+            || info.union_members.iter().any(|m| m.0 == name)
+            || info.fields.iter().any(anonymous_with)
+            || info.union_members.iter().any(anonymous_with)
     }
 
     /// `base[index]` on an object or a value: array elements, vector components, pointer
@@ -486,6 +618,20 @@ impl FnLowerer<'_, '_> {
                                 offset: 0,
                                 space,
                                 is_const,
+                            },
+                            cached: None,
+                        })
+                    }
+                    place @ (Place::Var { .. } | Place::DynElement { .. }) => {
+                        // An array in registers (a matrix's columns): selects.
+                        let (iv, s) = self.index_value(index)?;
+                        self.at(span);
+                        let iv = self.scalar_cvt(iv, s, Scalar::UInt);
+                        Some(Operand::Place {
+                            place: Place::DynElement {
+                                base: Box::new(place),
+                                index: iv,
+                                elem: (**elem).clone(),
                             },
                             cached: None,
                         })

@@ -8,7 +8,7 @@ use crate::lower::consteval::{self, Const};
 use crate::lower::names::{DeclId, DeclKind, Env, Hit, NsId};
 use crate::lower::templates::{MAX_INSTANTIATION_DEPTH, TArg};
 use crate::lower::types::{Scalar, StructId, Ty, builtin_type};
-use crate::lower::{Binding, DeclType, FnLowerer, GlobalValue};
+use crate::lower::{Binding, DeclType, FnLowerer, GlobalValue, Operand};
 use crate::source::Span;
 
 /// What a path denotes.
@@ -243,9 +243,12 @@ impl FnLowerer<'_, '_> {
         {
             return Some(Some(Ty::SimdMatrix(s)));
         }
-        if is_matrix_name(name) {
+        // `floatNxM` and `halfNxM` are the prelude's `matrix` typedefs.
+        if is_matrix_name(name) && !name.starts_with("float") && !name.starts_with("half") {
             self.error(
-                format!("matrix types (`{name}`) are not supported yet"),
+                format!(
+                    "`{name}`: MSL has matrices of `float` and `half` only (`floatNxM`, `halfNxM`)"
+                ),
                 span,
             );
             return Some(None);
@@ -359,6 +362,22 @@ impl FnLowerer<'_, '_> {
         let env = self.env.clone();
         if let Some(hit) = self.g.lookup(&env, name) {
             return self.resolve_hit(hit, seg, &env);
+        }
+        // A member of a union or of an anonymous union or struct, inside a method.
+        if seg.args.is_empty()
+            && let Some(this) = self.implicit_this()
+            && let Ty::Struct(id) = self.place_ty(&this)
+            && self.has_member(id, name)
+            && let Some(Operand::Place { place, .. }) = self.member_operand(
+                Operand::Place {
+                    place: this,
+                    cached: None,
+                },
+                name,
+                seg.name.span,
+            )
+        {
+            return Some(Resolved::Local(Binding::Place(place)));
         }
         self.builtin_name(seg, "", report)
     }

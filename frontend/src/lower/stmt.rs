@@ -852,15 +852,15 @@ fn strip_quals(t: &ast::TypeExpr) -> &TypeKind {
     }
 }
 
-/// Arrays live in memory (they are indexed at run time); so do structs holding them.
+/// Arrays live in memory (they are indexed at run time); so do structs holding them,
+/// except those whose arrays stay in registers (matrices).
 pub fn contains_array(ty: &Ty, structs: &crate::lower::types::Structs) -> bool {
     match ty {
         Ty::Array(..) => true,
-        Ty::Struct(id) => structs
-            .get(*id)
-            .fields
-            .iter()
-            .any(|f| contains_array(&f.1, structs)),
+        Ty::Struct(id) => {
+            let info = structs.get(*id);
+            !info.arrays_in_registers && info.fields.iter().any(|f| contains_array(&f.1, structs))
+        }
         _ => false,
     }
 }

@@ -449,7 +449,9 @@ impl FnLowerer<'_, '_> {
     /// The class template a written name refers to (for deduction), if it is one.
     fn class_template_named(&mut self, path: &ast::Path, home: &Env) -> Option<DeclId> {
         let seg = path.segments.last()?;
-        let hits = self.g.lookup(home, &seg.name.name)?;
+        // `lookup_template` passes over the injected class name, so inside a class
+        // template `C<U>` names the template.
+        let hits = self.g.lookup_template(home, &seg.name.name)?;
         match hits {
             crate::lower::names::Hit::Decls(ds) => ds.iter().find_map(|(id, _)| {
                 let d = self.g.decl(*id);

@@ -301,6 +301,13 @@ pub struct StructInfo {
     pub size: u32,
     /// Alignment in bytes.
     pub align: u32,
+    /// Its array fields stay in registers rather than thread memory (the prelude's
+    /// `matrix`, whose columns are indexed with constants once loops are unrolled).
+    pub arrays_in_registers: bool,
+    /// A union's members, all at offset 0. Its one field is then its storage, an array of
+    /// words, so that it lives in memory and a member is read through memory: a read of
+    /// another member than the one written reinterprets the bytes (as `as_type` does).
+    pub union_members: Vec<(String, Ty, u32)>,
 }
 
 /// Struct definitions, indexed by [`StructId`].

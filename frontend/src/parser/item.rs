@@ -1,7 +1,7 @@
 //! Declarations: functions, structs and their members, enums, program-scope variables,
 //! aliases, namespaces, `using`, templates (heads, specializations, explicit
 //! instantiations) and `static_assert`, plus the constructs recognized but not supported
-//! yet (unions, vertex and fragment functions).
+//! yet (vertex and fragment functions).
 
 use chumsky::prelude::*;
 
@@ -790,11 +790,6 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
         .then_ignore(semi())
         .map_with(|p, e| vec![Item::UsingDecl(p, sp(e))])
         .boxed();
-    let union = guard("declaration", Ctx::type_definition_starts)
-        .ignore_then(kw(Keyword::Union))
-        .ignore_then(skip_with("declaration", Ctx::skip_decl))
-        .map_with(|_, e| vec![unsupported_item("unions", sp(e))])
-        .boxed();
     let friend = kw(Keyword::Friend)
         .ignore_then(skip_with("declaration", Ctx::skip_decl))
         .to(Vec::new())
@@ -802,7 +797,13 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
     let head = template_head(ep);
     let aliases = alias_items(ep);
     let enums = enum_items(ep);
-    let struct_kw = || choice((kw(Keyword::Struct), kw(Keyword::Class)));
+    let struct_kw = || {
+        choice((
+            kw(Keyword::Struct).to(false),
+            kw(Keyword::Class).to(false),
+            kw(Keyword::Union).to(true),
+        ))
+    };
     let base = select! {
         Token::Keyword(Keyword::Public) => (),
         Token::Keyword(Keyword::Private) => (),
@@ -825,14 +826,48 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
     // together.
     let struct_parts = recursive(|struct_parts| {
         let nested_struct = struct_kw()
-            .ignore_then(ty.attrs.clone())
-            .ignore_then(ident())
+            .then_ignore(ty.attrs.clone())
+            .then(ident())
             .then(ty.targs.clone().or_not())
             .then(bases.clone())
-            .then(struct_parts)
+            .then(struct_parts.clone())
             .then_ignore(semi())
-            .map_with(|(((name, spec_args), bases), members), e| {
-                vec![make_struct(name, spec_args, bases, members, sp(e))]
+            .map_with(|((((is_union, name), spec_args), bases), members), e| {
+                vec![make_struct(
+                    name,
+                    spec_args,
+                    bases,
+                    members,
+                    is_union,
+                    sp(e),
+                )]
+            });
+        // `union { uint u; float f; };` (or an anonymous struct, as in a union of a struct
+        // of halves and a word): its members are members of the enclosing struct.
+        // `union { uint u; float f; } bits;` declares members of an unnamed type.
+        let anonymous_member = struct_kw()
+            .then(struct_parts)
+            .then(
+                ident()
+                    .separated_by(punct(Punct::Comma))
+                    .collect::<Vec<_>>(),
+            )
+            .then_ignore(semi())
+            .map_with(|((is_union, members), names), e| {
+                let span = sp(e);
+                let prefix = if names.is_empty() {
+                    crate::ast::ANONYMOUS_MEMBER
+                } else {
+                    "__unnamed"
+                };
+                let name = Ident {
+                    name: format!("{prefix}{}", span.start),
+                    span,
+                };
+                match make_struct(name, None, Vec::new(), members, is_union, span) {
+                    Item::Struct(def) => MemberOrField::Anonymous(def, names),
+                    other => MemberOrField::Items(vec![other]),
+                }
             });
         let member = recursive(|member| {
             let templated = head.clone().then(member).map_with(
@@ -842,6 +877,9 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
                         .into_iter()
                         .flat_map(|m| match m {
                             MemberOrField::Items(i) => i,
+                            MemberOrField::Anonymous(u, _) => {
+                                vec![unsupported_item("templated data members", u.span)]
+                            }
                             MemberOrField::Fields(f) => f
                                 .into_iter()
                                 .map(|f| unsupported_item("templated data members", f.span))
@@ -866,7 +904,6 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
                 enums.clone(),
                 aliases.clone(),
                 using_decl.clone(),
-                union.clone(),
                 friend.clone(),
                 nested_struct.boxed(),
                 ctor.clone().boxed(),
@@ -875,7 +912,7 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
                 method.clone().boxed(),
             ))
             .map(MemberOrField::Items);
-            choice((items, fields.clone()))
+            choice((anonymous_member.boxed(), items, fields.clone()))
                 .labelled("member declaration")
                 .recover_with(via_parser(
                     skip_with("member declaration", Ctx::skip_decl)
@@ -894,21 +931,28 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
     .boxed();
 
     let struct_def = struct_kw()
-        .ignore_then(ty.attrs.clone())
-        .ignore_then(ident())
+        .then_ignore(ty.attrs.clone())
+        .then(ident())
         .then(ty.targs.clone().or_not())
         .then(bases.clone())
         .then(struct_parts.clone())
         .then_ignore(semi())
-        .map_with(|(((name, spec_args), bases), members), e| {
-            vec![make_struct(name, spec_args, bases, members, sp(e))]
+        .map_with(|((((is_union, name), spec_args), bases), members), e| {
+            vec![make_struct(
+                name,
+                spec_args,
+                bases,
+                members,
+                is_union,
+                sp(e),
+            )]
         })
         .boxed();
     let struct_fwd = struct_kw()
-        .ignore_then(ident())
+        .then(ident())
         .then(ty.targs.clone().or_not())
         .then_ignore(semi())
-        .map_with(|(name, spec_args), e| {
+        .map_with(|((is_union, name), spec_args), e| {
             vec![Item::Struct(StructDef {
                 name,
                 spec_args,
@@ -916,20 +960,21 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
                 fields: Vec::new(),
                 members: Vec::new(),
                 forward: true,
+                is_union,
                 span: sp(e),
             })]
         })
         .boxed();
     let typedef_struct = kw(Keyword::Typedef)
         .ignore_then(struct_kw())
-        .ignore_then(ident().or_not())
+        .then(ident().or_not())
         .then(struct_parts)
         .then(ident())
         .then_ignore(semi())
-        .map_with(move |((tag, members), alias), e| {
+        .map_with(move |(((is_union, tag), members), alias), e| {
             let span = sp(e);
             let name = tag.clone().unwrap_or_else(|| alias.clone());
-            let mut items = vec![make_struct(name, None, Vec::new(), members, span)];
+            let mut items = vec![make_struct(name, None, Vec::new(), members, is_union, span)];
             if let Some(tag) = tag.filter(|t| t.name != alias.name) {
                 items.push(Item::Alias {
                     name: alias,
@@ -993,16 +1038,16 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
 
     recursive(|item| {
         let namespace_alias = kw(Keyword::Namespace)
-            .then(ident())
-            .then(punct(Punct::Assign))
-            .ignore_then(skip_with("`;`", Ctx::skip_stmt))
-            .validate(|_, e, emitter| {
-                emitter.emit(custom_error(
-                    e.span(),
-                    "namespace aliases (`namespace a = b;`) are not supported yet",
-                    "metalsim does not support this construct yet; use `using namespace` or the full name",
-                ));
-                vec![Item::Error(sp(e))]
+            .ignore_then(ident())
+            .then_ignore(punct(Punct::Assign))
+            .then(ty.path.clone())
+            .then_ignore(semi())
+            .map_with(|(name, target), e| {
+                vec![Item::NamespaceAlias {
+                    name,
+                    target,
+                    span: sp(e),
+                }]
             });
         let namespace = kw(Keyword::Namespace)
             .ignore_then(
@@ -1059,7 +1104,6 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
             using_decl.clone(),
             templated.boxed(),
             instantiation.clone(),
-            union.clone(),
             static_assert.clone(),
             semi().to(Vec::new()).boxed(),
             struct_def.clone(),
@@ -1081,6 +1125,9 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
 enum MemberOrField {
     Items(Vec<Item>),
     Fields(Vec<Field>),
+    /// A union or struct type without a name, and the members declared of it; with none,
+    /// an anonymous member named like the type.
+    Anonymous(StructDef, Vec<Ident>),
 }
 
 fn make_struct(
@@ -1088,6 +1135,7 @@ fn make_struct(
     spec_args: Option<Vec<TemplateArg>>,
     bases: Vec<TypeExpr>,
     members: Vec<MemberOrField>,
+    is_union: bool,
     span: Span,
 ) -> Item {
     let mut fields = Vec::new();
@@ -1096,6 +1144,23 @@ fn make_struct(
         match m {
             MemberOrField::Fields(f) => fields.extend(f),
             MemberOrField::Items(i) => items.extend(i),
+            MemberOrField::Anonymous(u, names) => {
+                let names = if names.is_empty() {
+                    vec![u.name.clone()]
+                } else {
+                    names
+                };
+                for name in names {
+                    fields.push(Field {
+                        ty: named_type(&u.name.name, u.span),
+                        name,
+                        attrs: Vec::new(),
+                        init: None,
+                        span: u.span,
+                    });
+                }
+                items.push(Item::Struct(u));
+            }
         }
     }
     Item::Struct(StructDef {
@@ -1105,6 +1170,7 @@ fn make_struct(
         fields,
         members: items,
         forward: false,
+        is_union,
         span,
     })
 }

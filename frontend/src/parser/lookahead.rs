@@ -75,6 +75,8 @@ pub fn is_builtin_type(name: &str) -> bool {
 /// The class, alias and variable templates the built-in `<metal_stdlib>` prelude declares
 /// (type traits, `numeric_limits`...): known to the parser before it sees their declarations.
 pub const PRELUDE_TEMPLATES: &[&str] = &[
+    "matrix",
+    "__matrix_scalar",
     "texture1d",
     "texture2d",
     "texture3d",

@@ -50,7 +50,12 @@ fn print_item(out: &mut String, item: &Item, level: usize) {
             let _ = write!(
                 out,
                 "({} {}",
-                if s.forward { "struct-decl" } else { "struct" },
+                match (s.forward, s.is_union) {
+                    (true, false) => "struct-decl",
+                    (true, true) => "union-decl",
+                    (false, false) => "struct",
+                    (false, true) => "union",
+                },
                 s.name.name
             );
             if let Some(args) = &s.spec_args {
@@ -105,6 +110,9 @@ fn print_item(out: &mut String, item: &Item, level: usize) {
         }
         Item::UsingNamespace(p, _) => {
             let _ = write!(out, "(using-namespace {})", p.to_text());
+        }
+        Item::NamespaceAlias { name, target, .. } => {
+            let _ = write!(out, "(namespace-alias {} {})", name.name, target.to_text());
         }
         Item::UsingDecl(p, _) => {
             out.push_str("(using ");

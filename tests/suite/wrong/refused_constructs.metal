@@ -1,13 +1,12 @@
 // Constructs metalsim does not support yet, refused by name at their locations while
-// type-checking; the independent errors of the file are all reported.
+// type-checking, and misuses of unions and matrices; the independent errors of the file are
+// all reported.
 #include <metal_stdlib>
 using namespace metal;
 
-struct Bits {
-    union {
-        float f;
-        uint u;
-    };
+union Bits {
+    float f;
+    uint u;
 };
 
 kernel void image(texture2d<float> img [[texture(0)]],
@@ -19,7 +18,10 @@ kernel void image(texture2d<float> img [[texture(0)]],
 }
 
 kernel void matrices(device float* out [[buffer(0)]]) {
-    float2x2 m = float2x2(1, 2, 3, 4);
+    Bits two_members = {1.0f, 2u};
+    bfloat2x2 m = bfloat2x2(1, 2, 3, 4);
+    float2x2 ok = float2x2(1, 2, 3, 4);
+    float2x2 short_of_columns = float2x2(float2(1), float2(2), float2(3));
     out[0] = 1;
 }
 

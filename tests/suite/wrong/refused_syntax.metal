@@ -1,6 +1,6 @@
-// Constructs refused while parsing, each by name at its location: lambdas and namespace
-// aliases (not supported yet), and what MSL itself forbids (virtual functions, goto). All
-// four are reported.
+// Constructs refused while parsing, each by name at its location: lambdas and struct
+// declarations inside functions (not supported yet), and what MSL itself forbids (virtual
+// functions, goto). All four are reported.
 #include <metal_stdlib>
 using namespace metal;
 
@@ -18,5 +18,7 @@ kernel void jumps(device float* out [[buffer(0)]]) {
     out[0] = 1;
 }
 
-namespace detail { constant float scale = 2; }
-namespace d = detail;
+kernel void local_types(device float* out [[buffer(0)]]) {
+    struct Pair { float a, b; };
+    out[0] = 1;
+}

@@ -244,10 +244,12 @@ impl FnLowerer<'_, '_> {
             return r;
         }
         if matches!(name, "determinant" | "transpose") {
+            // The prelude's matrix functions, called with no matrix.
+            let t: Vec<String> = vals.iter().map(|v| self.show(&v.ty)).collect();
             self.error(
                 format!(
-                    "`{name}` (a matrix function, MSL 5.6) is not supported: matrix types \
-                     (`floatNxM`, `halfNxM`) are not supported yet"
+                    "`{name}` takes a matrix (`floatNxM` or `halfNxM`, MSL 5.6), not ({})",
+                    t.join(", ")
                 ),
                 span,
             );

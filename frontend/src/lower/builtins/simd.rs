@@ -39,6 +39,19 @@ pub fn op_of(rest: &str) -> Option<SimdOp> {
 }
 
 impl FnLowerer<'_, '_> {
+    /// The prelude's `metal::simd_vote` (a struct of the ballot's `ulong` bits).
+    fn simd_vote_type(&mut self, span: Span) -> Option<Ty> {
+        let mut path = crate::ast::Path::simple("metal", span);
+        path.global = true;
+        path.segments
+            .extend(crate::ast::Path::simple("simd_vote", span).segments);
+        let te = crate::ast::TypeExpr {
+            kind: crate::ast::TypeKind::Named(path),
+            span,
+        };
+        Some(self.resolve_type(&te)?.ty)
+    }
+
     /// `simd_*` and `quad_*` functions; `None` when the name is not one.
     pub fn cross_lane(
         &mut self,
@@ -74,7 +87,7 @@ impl FnLowerer<'_, '_> {
                     let c = self.condition(vals[0].clone(), span)?;
                     let r = self.s.val(wrap(sop), Type::Pred, &[c]);
                     let ty = if sop == SimdOp::Ballot {
-                        Ty::Scalar(Scalar::ULong)
+                        self.simd_vote_type(span)?
                     } else {
                         Ty::BOOL
                     };
