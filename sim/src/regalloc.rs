@@ -6,8 +6,13 @@
 //! per lane even under divergence, because every lane follows one path of the CFG and the
 //! engine writes a register only in the lanes that execute the instruction; a cross-lane
 //! read only reads lanes that execute it, for which the operand is live.
+//!
+//! The registers a thread is charged for occupancy are counted apart, in [`pressure`], as
+//! an Apple GPU would hold the function.
 
 use metalsim_isa::{Block, Cfg, Function, Op, Value};
+
+mod pressure;
 
 /// Which register bank a value lives in.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
@@ -27,12 +32,13 @@ pub(crate) struct Slots {
     pub count: [u32; 2],
     /// Constant slots with their bits: `(bank, slot, bits)`.
     pub constants: Vec<(Bank, u32, u64)>,
-    /// Registers per thread, in 32-bit registers, for occupancy.
+    /// Registers per thread, in 32-bit registers, as Apple's register file would hold the
+    /// function (not these slots: see [`pressure`]), for occupancy.
     pub usage: RegisterUse,
 }
 
-/// How many 32-bit registers a thread holds (a 64-bit value counts twice; constants are
-/// immediates and count nothing): at most at once, and on average over the instructions.
+/// How many 32-bit registers a thread holds (counted in 16-bit halves, rounded up; see
+/// [`pressure`]): at most at once, and on average over the instructions.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct RegisterUse {
     /// The most live at once.
@@ -134,9 +140,6 @@ impl Pool {
     }
     fn clear(&mut self) {
         self.used.iter_mut().for_each(|u| *u = false);
-    }
-    fn in_use(&self) -> u64 {
-        self.used.iter().filter(|u| **u).count() as u64
     }
 }
 
@@ -247,7 +250,6 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
 
     // Tree scan in reverse postorder (every block after its dominators).
     let mut pools = [Pool::new(base[0]), Pool::new(base[1])];
-    let (mut live_sum, mut points) = (0u64, 0u64);
     for &b in &rpo {
         let data = f.block(b);
         for p in pools.iter_mut() {
@@ -310,8 +312,6 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
                 let bk = bank_index(Slots::bank(f, a));
                 pools[bk].free(base[bk], slot[a.index()]);
             }
-            live_sum += pools[0].in_use() + 2 * pools[1].in_use();
-            points += 1;
         }
     }
     let count = [pools[0].high.max(base[0]), pools[1].high.max(base[1])];
@@ -319,10 +319,7 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
         slot,
         count,
         constants,
-        usage: RegisterUse {
-            peak: (count[0] - base[0]) + 2 * (count[1] - base[1]),
-            mean: live_sum as f64 / points.max(1) as f64,
-        },
+        usage: pressure::register_use(f, cfg),
     }
 }
 
