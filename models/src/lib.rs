@@ -140,6 +140,12 @@ pub struct Dram {
     pub bandwidth_gb_s: f64,
     /// Fraction of peak a streaming kernel reaches.
     pub efficiency: f64,
+    /// Loaded latency: `[GB/s, cycles]` points in ascending GB/s, the cycles added to
+    /// `latency` while DRAM moves that many GB/s (its recent throughput), interpolated
+    /// linearly between points and held at the last point beyond it. Absent: the latency
+    /// does not depend on the load (only the bandwidth queue's backlog adds to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_latency: Option<Vec<[f64; 2]>>,
 }
 
 /// The memory hierarchy.
@@ -167,6 +173,15 @@ pub struct Memory {
     /// Absent: atomics serialise per address only (`issue.atomic` per operation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atomic_line_cycles: Option<u32>,
+    /// Bytes of a sector, the part of a line that L1 and L2 write as one (used with
+    /// `store_sector_cycles`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sector_bytes: Option<u32>,
+    /// Cycles a core's store path to L2 is busy per sector a store instruction writes
+    /// sparsely, one word of it (needs `sector_bytes`). Absent: stores cost their lines on the core's L2 link
+    /// only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_sector_cycles: Option<f64>,
     /// Per-core L1 data cache.
     pub l1: CacheLevel,
     /// GPU L2, shared by all cores.
@@ -234,6 +249,11 @@ pub struct Gpu {
     /// far apart. Absent: threadgroups start as soon as they fit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threadgroup_launch_cycles: Option<u32>,
+    /// Cycles a dispatch takes beyond its threadgroups' work: the GPU's front end
+    /// starting it and reporting it done, as a host's timer around one dispatch sees.
+    /// Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch_cycles: Option<u32>,
     /// Register file per core in bytes.
     pub register_file_bytes: u32,
     /// Threadgroup memory per core in bytes.
@@ -252,10 +272,41 @@ pub struct Gpu {
     pub pipe: PerClass<String>,
     /// The memory hierarchy.
     pub memory: Memory,
+    /// Operations whose latency and issue cost differ from their class's, keyed
+    /// `<operation>_<type>` (`div_i32`, `sin_f32`; [`OP_COST_OPERATIONS`],
+    /// [`OP_COST_TYPES`]): a GPU that runs some operations of one class as long
+    /// instruction sequences. Absent: every operation costs its class's figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op_costs: Option<BTreeMap<String, OpCost>>,
     /// Where each figure comes from, keyed by its path (`clock_mhz`, `latency.float_alu`,
     /// `memory.l1.latency`).
     pub sources: BTreeMap<String, String>,
 }
+
+/// The cost of one operation that a model sets apart from its timing class
+/// ([`Gpu::op_costs`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpCost {
+    /// Cycles from issue until the result can be used.
+    pub latency: u32,
+    /// Cycles its pipeline is busy per SIMD-group instruction.
+    pub issue: u32,
+}
+
+/// The operations [`Gpu::op_costs`] can name (`<operation>_<type>`): integer and float
+/// division and remainder, and the math functions (isa's `MathFn` names).
+pub const OP_COST_OPERATIONS: &[&str] = &[
+    "div", "rem", "floor", "ceil", "trunc", "round", "rint", "sqrt", "rsqrt", "rcp", "exp", "exp2",
+    "log", "log2", "sin", "cos", "tan", "pow", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+    "tanh", "asinh", "acosh", "atanh", "sinpi", "cospi", "tanpi", "exp10", "log10", "fmod",
+    "ldexp",
+];
+
+/// The operand types of an [`Gpu::op_costs`] name.
+pub const OP_COST_TYPES: &[&str] = &[
+    "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f16", "bf16", "f32",
+];
 
 /// The built-in models, by name, as compiled-in TOML.
 const BUILTIN: &[(&str, &str)] = &[
@@ -420,6 +471,40 @@ impl Gpu {
         if m.threadgroup_ports == Some(0) {
             return Err(invalid("memory.threadgroup_ports", "must be positive"));
         }
+        if let Some(b) = m.sector_bytes
+            && (!b.is_power_of_two() || b < 8 || b > m.line_bytes)
+        {
+            return Err(invalid(
+                "memory.sector_bytes",
+                "must be a power of two from 8 to memory.line_bytes",
+            ));
+        }
+        if let Some(c) = m.store_sector_cycles {
+            if m.sector_bytes.is_none() {
+                return Err(invalid(
+                    "memory.store_sector_cycles",
+                    "needs memory.sector_bytes",
+                ));
+            }
+            if !(c > 0.0 && c.is_finite()) {
+                return Err(invalid(
+                    "memory.store_sector_cycles",
+                    "must be a positive number",
+                ));
+            }
+        }
+        if let Some(points) = &m.dram.loaded_latency {
+            let finite = points
+                .iter()
+                .all(|p| p[0] >= 0.0 && p[1] >= 0.0 && p[0].is_finite() && p[1].is_finite());
+            let ascending = points.windows(2).all(|w| w[0][0] < w[1][0]);
+            if points.is_empty() || !finite || !ascending {
+                return Err(invalid(
+                    "memory.dram.loaded_latency",
+                    "must be [GB/s, cycles] points, non-negative, in ascending GB/s",
+                ));
+            }
+        }
         if !m.threadgroup_bank_bytes.is_power_of_two() {
             return Err(invalid(
                 "memory.threadgroup_bank_bytes",
@@ -454,6 +539,23 @@ impl Gpu {
                 return Err(invalid(
                     &format!("pipe.{name}"),
                     "must name a pipeline (e.g. \"fp32\")",
+                ));
+            }
+        }
+        for (name, cost) in self.op_costs.iter().flatten() {
+            let known = name.rsplit_once('_').is_some_and(|(op, ty)| {
+                OP_COST_OPERATIONS.contains(&op) && OP_COST_TYPES.contains(&ty)
+            });
+            if !known {
+                return Err(invalid(
+                    &format!("op_costs.{name}"),
+                    "is not `<operation>_<type>` with an operation of OP_COST_OPERATIONS (div, rem, sqrt, sin, ...) and a type (i32, u32, f32, ...)",
+                ));
+            }
+            if cost.issue == 0 {
+                return Err(invalid(
+                    &format!("op_costs.{name}.issue"),
+                    "must be positive",
                 ));
             }
         }
@@ -669,5 +771,33 @@ mod tests {
         );
         let e = error_of(|t| t.replace("float_alu = \"fp32\"", "float_alu = \"\""));
         assert!(e.contains("pipe.float_alu"), "{e}");
+    }
+
+    #[test]
+    fn optional_h100_fields_are_checked() {
+        let e = error_of(|t| format!("{t}\n[op_costs]\nsine_f32 = {{ latency = 9, issue = 2 }}\n"));
+        assert!(e.contains("op_costs.sine_f32"), "{e}");
+        let e = error_of(|t| format!("{t}\n[op_costs]\nsin_f32 = {{ latency = 9, issue = 0 }}\n"));
+        assert!(e.contains("op_costs.sin_f32.issue"), "{e}");
+        let ok = Gpu::from_toml_str(
+            &format!(
+                "{}\n[op_costs]\ndiv_u32 = {{ latency = 60, issue = 12 }}\n",
+                include_str!("../chips/m1.toml")
+            ),
+            "x.toml",
+        )
+        .unwrap();
+        assert_eq!(ok.op_costs.unwrap()["div_u32"].issue, 12);
+        let e = error_of(|t| {
+            t.replace(
+                "efficiency = 0.86",
+                "efficiency = 0.86\nloaded_latency = [[10.0, 5.0], [5.0, 9.0]]",
+            )
+        });
+        assert!(e.contains("memory.dram.loaded_latency"), "{e}");
+        let e = error_of(|t| t.replace("[memory.l1]", "store_sector_cycles = 2.0\n\n[memory.l1]"));
+        assert!(e.contains("needs memory.sector_bytes"), "{e}");
+        let e = error_of(|t| t.replace("[memory.l1]", "sector_bytes = 48\n\n[memory.l1]"));
+        assert!(e.contains("memory.sector_bytes"), "{e}");
     }
 }

@@ -51,9 +51,99 @@ impl Queue {
     }
 }
 
+/// A latency that grows with a port's recent throughput (a loaded-latency curve), for
+/// ports whose requests queue in many banks and channels that a single first-come
+/// first-served queue does not show: its extra latency is read from measured points at the
+/// throughput of the last `window` cycles (an exponentially decayed average).
+#[derive(Clone, Debug)]
+pub(crate) struct LoadedLatency {
+    /// `(bytes per cycle, extra cycles)` in ascending throughput.
+    points: Vec<(f64, f64)>,
+    /// Bytes each request moves.
+    bytes: f64,
+    /// The averaging time constant in cycles.
+    window: f64,
+    /// Bytes moved recently, decayed to `last`.
+    recent: f64,
+    /// The cycle `recent` is decayed to.
+    last: f64,
+}
+
+impl LoadedLatency {
+    /// A curve of `(bytes per cycle, extra cycles)` points in ascending throughput, for
+    /// requests of `bytes`, averaged over `window` cycles.
+    pub fn new(points: Vec<(f64, f64)>, bytes: u64, window: f64) -> LoadedLatency {
+        LoadedLatency {
+            points,
+            bytes: bytes as f64,
+            window: window.max(1.0),
+            recent: 0.0,
+            last: 0.0,
+        }
+    }
+
+    /// Counts a request at `t`.
+    #[inline]
+    pub fn record(&mut self, t: u64) {
+        let t = t as f64;
+        if t > self.last {
+            self.recent *= (-(t - self.last) / self.window).exp();
+            self.last = t;
+        }
+        self.recent += self.bytes;
+    }
+
+    /// Counts a request at `t`: the cycles its latency grows by at the throughput so far.
+    #[inline]
+    pub fn request(&mut self, t: u64) -> u64 {
+        self.record(t);
+        self.extra(self.recent / self.window).round() as u64
+    }
+
+    /// The extra latency at `rate` bytes per cycle: linear between the points, none below
+    /// the first point's throughput scaled from zero, the last point's beyond it.
+    fn extra(&self, rate: f64) -> f64 {
+        let mut below = (0.0, 0.0);
+        for &(x, y) in &self.points {
+            if rate <= x {
+                let span = x - below.0;
+                let f = if span > 0.0 {
+                    (rate - below.0) / span
+                } else {
+                    1.0
+                };
+                return below.1 + f * (y - below.1);
+            }
+            below = (x, y);
+        }
+        below.1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loaded_latency_follows_the_curve_of_recent_throughput() {
+        let points = vec![(10.0, 50.0), (20.0, 250.0)];
+        // A lone request: next to no extra latency.
+        let mut l = LoadedLatency::new(points.clone(), 128, 1000.0);
+        assert!(l.request(1_000_000) <= 1);
+        // A steady 15 bytes per cycle: half-way between the points, once the average settles.
+        let mut l = LoadedLatency::new(points.clone(), 15, 1000.0);
+        let mut extra = 0;
+        for t in 0..20_000 {
+            extra = l.request(t);
+        }
+        assert!((145..=155).contains(&extra), "{extra}");
+        // Far above the last point: held at it.
+        let mut l = LoadedLatency::new(points, 1000, 1000.0);
+        for t in 0..20_000 {
+            extra = l.request(t);
+        }
+        assert_eq!(extra, 250);
+    }
 
     #[test]
     fn back_to_back_requests_queue_at_the_rate() {

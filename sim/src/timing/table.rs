@@ -5,7 +5,7 @@
 use metalsim_isa::OpClass;
 use metalsim_models::{Gpu, PerClass};
 
-use crate::alu::FloatTy;
+use crate::alu::{FloatBinOp, FloatTy, IntBinOp};
 use crate::program::{Kind, Program};
 
 /// Pipelines a scheduler can have at most.
@@ -127,6 +127,29 @@ impl Class {
     ];
 }
 
+/// The name a model's `op_costs` gives an instruction's operation (`div_i32`,
+/// `sin_f32`), for the operations it can name: division, remainder, math functions.
+fn op_name(kind: Kind) -> Option<String> {
+    let float = |ty: FloatTy| match ty {
+        FloatTy::F32 => "f32",
+        FloatTy::F16 => "f16",
+        FloatTy::BF16 => "bf16",
+    };
+    let int_op = |op: IntBinOp| match op {
+        IntBinOp::Div => Some("div"),
+        IntBinOp::Rem => Some("rem"),
+        _ => None,
+    };
+    let sign = |signed: bool| if signed { 'i' } else { 'u' };
+    match kind {
+        Kind::IntBin(op, w) => Some(format!("{}_{}{}", int_op(op)?, sign(w.signed), w.bits)),
+        Kind::LongBin(op, signed) => Some(format!("{}_{}64", int_op(op)?, sign(signed))),
+        Kind::FloatBin(FloatBinOp::Div, ty) => Some(format!("div_{}", float(ty))),
+        Kind::Math(f, _, ty) => Some(format!("{}_{}", f.name(), float(ty))),
+        _ => None,
+    }
+}
+
 /// The cost of one instruction.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Cost {
@@ -199,7 +222,18 @@ impl Table {
         let costs = program
             .insts
             .iter()
-            .map(|ins| per_class[Class::of(ins.kind, ins.class) as usize])
+            .map(|ins| {
+                let mut cost = per_class[Class::of(ins.kind, ins.class) as usize];
+                let own = gpu
+                    .op_costs
+                    .as_ref()
+                    .and_then(|ops| ops.get(&op_name(ins.kind)?));
+                if let Some(own) = own {
+                    cost.latency = own.latency;
+                    cost.busy = own.issue.max(1);
+                }
+                cost
+            })
             .collect();
         Table {
             costs,
@@ -211,6 +245,46 @@ impl Table {
             wavefront: gpu.threadgroup_wavefront_cycles(),
             atomic_latency: gpu.latency.atomic as u64,
             atomic_busy: gpu.issue.atomic.max(1) as u64,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::alu::Width;
+    use crate::math::Precision;
+    use metalsim_isa::MathFn;
+    use metalsim_models::{OP_COST_OPERATIONS, OP_COST_TYPES};
+
+    /// `kind`'s `op_costs` name is `expect`.
+    fn check(kind: Kind, expect: Option<&str>) {
+        assert_eq!(op_name(kind).as_deref(), expect, "{kind:?}");
+    }
+
+    #[test]
+    fn op_costs_name_division_remainder_and_math() {
+        let w = |bits, signed| Width { bits, signed };
+        check(Kind::IntBin(IntBinOp::Div, w(32, true)), Some("div_i32"));
+        check(Kind::IntBin(IntBinOp::Rem, w(16, false)), Some("rem_u16"));
+        check(Kind::IntBin(IntBinOp::Mul, w(32, true)), None);
+        check(Kind::LongBin(IntBinOp::Div, false), Some("div_u64"));
+        check(
+            Kind::FloatBin(FloatBinOp::Div, FloatTy::F32),
+            Some("div_f32"),
+        );
+        check(Kind::FloatBin(FloatBinOp::Add, FloatTy::F32), None);
+        check(
+            Kind::Math(MathFn::Sin, Precision::Fast, FloatTy::F16),
+            Some("sin_f16"),
+        );
+        // Every name the sim can give is one a model file may use.
+        for f in MathFn::ALL {
+            assert!(OP_COST_OPERATIONS.contains(&f.name()), "{}", f.name());
+        }
+        for ty in [FloatTy::F32, FloatTy::F16, FloatTy::BF16] {
+            let name = op_name(Kind::FloatBin(FloatBinOp::Div, ty)).unwrap();
+            assert!(OP_COST_TYPES.contains(&name.rsplit_once('_').unwrap().1));
         }
     }
 }
