@@ -1,13 +1,15 @@
 //! Simulator throughput: simulated SIMD-group instructions per second of wall time on the
 //! examples and a few heavier kernels, with the timing model on (`full`), on with the
-//! profile counted (`profile`) and off, each against a
+//! profile counted (`profile`), sampled (`sampled`, with its error bound), and off on one
+//! and on two worker threads, each against a
 //! plain single-threaded Rust implementation of the same computation (the slowdown versus
 //! native code is measured in the same run), and the peak memory of each run.
 //!
 //! `cargo bench -p metalsim-sim --bench throughput` prints a Markdown table (the one in
 //! `docs/performance.md`). Environment:
 //! - `METALSIM_BENCH=matmul_tiled` runs only the cases whose name contains it;
-//! - `METALSIM_BENCH_TIMING=off` (or `full`, or `profile`) runs only that timing mode;
+//! - `METALSIM_BENCH_TIMING=off` (or `full`, `profile`, `sampled`) runs only that timing
+//!   mode;
 //! - `METALSIM_BENCH_QUICK=1` shrinks the two heavy cases (tiled matrix multiply to
 //!   N = 256, the reduction to 1M elements) for a quick look;
 //! - `METALSIM_BENCH_REPEAT=n` keeps the best of `n` simulator runs (default 1: the
@@ -18,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use metalsim_launch::{Launch, LaunchSpec};
-use metalsim_sim::{RunOptions, run};
+use metalsim_sim::{RunOptions, SamplingPlan, run};
 
 /// One benchmark: a kernel, its launch spec (text, possibly resized) and the native
 /// reference, which returns its best compute time in seconds.
@@ -269,9 +271,9 @@ fn main() {
     let gpu = metalsim_models::builtin("m1").expect("m1 is built in");
     let mut peak_note = "";
     println!(
-        "| kernel | timing | SIMD-group instructions | wall s | M instr/s | native s | slowdown vs native | peak RSS MB | buffers MB |"
+        "| kernel | timing | workers | SIMD-group instructions | wall s | M instr/s | native s | slowdown vs native | peak RSS MB | buffers MB |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for c in cases(quick) {
         if !c.name.contains(&only) {
             continue;
@@ -287,10 +289,12 @@ fn main() {
         let launch = spec.resolve(function, 16 << 30).unwrap();
         let buffer_bytes: u64 = launch.buffers.iter().map(|b| b.bytes.len() as u64).sum();
         let native = (c.native)(&launch);
-        for (mode, timing, profile) in [
-            ("full", true, false),
-            ("profile", true, true),
-            ("off", false, false),
+        for (mode, timing, profile, sampled, workers) in [
+            ("full", true, false, false, 1),
+            ("profile", true, true, false, 1),
+            ("sampled", true, false, true, 1),
+            ("off", false, false, false, 1),
+            ("off", false, false, false, 2),
         ] {
             if !timing_only.is_empty() && timing_only != mode {
                 continue;
@@ -298,6 +302,8 @@ fn main() {
             let opts = RunOptions {
                 timing,
                 profile,
+                workers,
+                sampling: sampled.then(SamplingPlan::default),
                 ..RunOptions::default()
             };
             if !reset_peak() {
@@ -315,8 +321,14 @@ fn main() {
             let out = out.expect("ran at least once");
             assert!(out.fault.is_none(), "{}: {:?}", c.name, out.fault);
             let n = out.stats.simd_instructions;
+            let error_bound = out.sampling.as_ref().map_or(String::new(), |s| {
+                format!(
+                    " ±{:.1}%",
+                    100.0 * s.bound_cycles as f64 / out.stats.cycles.max(1) as f64
+                )
+            });
             println!(
-                "| {} | {mode} | {n} | {secs:.2} | {:.2} | {native:.4} | {:.0}x | {} | {} |",
+                "| {} | {mode}{error_bound} | {workers} | {n} | {secs:.2} | {:.2} | {native:.4} | {:.0}x | {} | {} |",
                 c.name,
                 n as f64 / secs / 1e6,
                 secs / native.max(1e-9),

@@ -154,9 +154,18 @@ pub(crate) fn store(
     } else {
         *values
     };
-    let fast = regions
-        .locate_all_in_one(space, addrs, n, AccessKind::Store, mask)
-        .and_then(|base| spaces.shared(base));
+    let base = regions.locate_all_in_one(space, addrs, n, AccessKind::Store, mask);
+    if let Some(base @ Located::Global(..)) = base
+        && spaces.logging()
+    {
+        // Logged global stores go lane by lane through the log.
+        for l in lanes(mask) {
+            let i = l as usize;
+            spaces.write(base.at(offset_of(addrs[i])), l, n, values[i]);
+        }
+        return Ok(());
+    }
+    let fast = base.and_then(|base| spaces.shared(base));
     match fast {
         Some(mem) => match n {
             1 => scatter::<1>(mem, addrs, values, mask),

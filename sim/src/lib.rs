@@ -28,15 +28,24 @@
 //!   barriers (released when every live SIMD-group of the threadgroup has arrived), the
 //!   instruction budget and the counters.
 //! - **Timing** (`timing`): a scheduler drives the machine. [`RunOptions::timing`] off:
-//!   threadgroups in order, SIMD-groups round robin, no cycles. On: the model with
+//!   rounds of up to 64 resident threadgroups on [`RunOptions::workers`] threads, each
+//!   threadgroup seeing device memory as it stood at the round's start plus its own
+//!   writes, writes landing and device atomics running at the round's end in a fixed
+//!   order (see `timing::untimed`); SIMD-groups round robin, no cycles. On: the model with
 //!   residency limits, schedulers, a per-SIMD-group scoreboard, coalescing, threadgroup
 //!   banks and an L1 / L2 / SLC / DRAM hierarchy, all parameters from the `Gpu` model. Timing never computes values; the functional engine
 //!   never counts cycles.
+//!   Sampled ([`RunOptions::sampling`], `timing::sampled`): every threadgroup runs, windows
+//!   of consecutive threadgroups are timed by the model on an idle GPU, the rest run
+//!   untimed (one at a time, on one thread), and the time is extrapolated by class of
+//!   threadgroup with an error bound ([`Sampling`]).
 //!
 //! # Guarantees
 //!
-//! - Deterministic: the same inputs give bit-identical buffers and stats on every run.
-//!   Functional effects happen in one global order (by cycle, then core, then scheduler).
+//! - Deterministic: the same inputs give bit-identical buffers, stats and findings on
+//!   every run and for every number of workers. With timing, functional effects happen
+//!   in one global order (by cycle, then core, then scheduler); without, in rounds whose
+//!   effects merge in dispatch order.
 //! - Race-free kernels give the same buffers with and without timing.
 //! - A function that passes the ISA verifier never makes the simulator panic.
 //! - Atomics of one instruction run lane by lane in ascending lane order; stores of
@@ -69,10 +78,13 @@
 //!
 //! # Limitations
 //!
-//! - Without timing, threadgroups run one after another and a SIMD-group runs until it
-//!   waits or finishes: a kernel that spins on a flag another SIMD-group or threadgroup
-//!   sets runs out of instruction budget (with timing it makes progress).
-//! - L1 coherence between cores is not modeled; threadgroups run on one worker thread.
+//! - Without timing, a SIMD-group runs until it waits, finishes or reaches a device
+//!   atomic: a kernel that spins on a plain (non-atomic) load of a flag that another
+//!   SIMD-group or threadgroup sets runs out of instruction budget (spinning on an atomic
+//!   makes progress; with timing both do). Without timing the budget is checked against
+//!   the count at the round's start plus the threadgroup's own, so a dispatch can overrun
+//!   it by up to a round's other threadgroups' work before it stops.
+//! - L1 coherence between cores is not modeled. Timed runs use one thread.
 //! - [`FaultKind::BarrierDeadlock`] is never reported: a barrier is released once every
 //!   live SIMD-group has arrived (a [`FaultKind::DivergentBarrier`] finding says when
 //!   that was not the whole threadgroup).
@@ -108,3 +120,4 @@ pub use outcome::{
 };
 pub use progress::Progress;
 pub use run::{run, run_with_progress};
+pub use timing::{Sampling, SamplingPlan};

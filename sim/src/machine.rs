@@ -9,12 +9,12 @@ use metalsim_traces::SimdgroupRecording;
 use crate::dispatch::{Geometry, LANES, Shape};
 use crate::exec::{self, Access, Context, Effect, Executed};
 use crate::fault::{FaultKind, Finding, KernelFault, Trap};
-use crate::memory::{AccessKind, Memory, Spaces};
+use crate::memory::{AccessKind, Memory, Regions, Spaces, Write};
 use crate::program::{Kind, Program};
 use crate::progress::Progress;
 use crate::record::{self, Recorder, RegisterMap};
 use crate::regs::Registers;
-use crate::sanitize::{Pending, Sanitizer, Shadow, TgShadow, cells_for};
+use crate::sanitize::{DeviceStore, Pending, Sanitizer, Seen, Shadow, TgShadow, cells_for};
 use crate::simt::Reconvergence;
 
 /// Whether a SIMD-group can run.
@@ -43,7 +43,18 @@ pub(crate) struct SimdGroup {
     pub status: Status,
     /// The barrier it waits at (valid while `status` is [`Status::AtBarrier`]).
     pub barrier_pc: u32,
+    /// It stopped before a device atomic that waits for the end of the round (parallel
+    /// untimed runs; see [`Machine::run_until_blocked_deferring`]).
+    pub at_atomic: bool,
+    /// It stopped because its threadgroup's stretch logged [`STRETCH_WRITES`] global
+    /// writes; it goes on in the next round.
+    pub yielded: bool,
 }
+
+/// The most global writes one threadgroup's stretch of a parallel round logs before its
+/// SIMD-groups yield until the next round (which bounds the logs' memory; where the
+/// stretch stops depends only on the threadgroup itself).
+pub(crate) const STRETCH_WRITES: usize = 1 << 16;
 
 /// One resident threadgroup.
 #[derive(Clone, Debug)]
@@ -64,6 +75,8 @@ pub(crate) struct Threadgroup {
     pub instance: u32,
     /// The stamp of its current interval between barriers.
     pub interval: u32,
+    /// SIMD-group instructions it has run (for sampled timing's classes).
+    pub instructions: u64,
 }
 
 impl Threadgroup {
@@ -153,6 +166,50 @@ pub(crate) struct Counters {
 /// A threadgroup's slot in the machine.
 pub(crate) type GroupId = usize;
 
+impl Counters {
+    /// Adds another stretch's counts.
+    pub fn add(&mut self, o: &Counters) {
+        self.simd_instructions += o.simd_instructions;
+        self.thread_instructions += o.thread_instructions;
+        for (a, b) in self.by_class.iter_mut().zip(&o.by_class) {
+            *a += b;
+        }
+        self.threadgroups += o.threadgroups;
+        self.simdgroups += o.simdgroups;
+        self.device_bytes_read += o.device_bytes_read;
+        self.device_bytes_written += o.device_bytes_written;
+    }
+}
+
+/// What one stretch of a parallel run (one threadgroup's share of a round, or one
+/// deferred atomic) did, to be merged in a fixed order.
+#[derive(Debug, Default)]
+pub(crate) struct Stretch {
+    /// Its counters.
+    pub counters: Counters,
+    /// The sanitizer's counts.
+    pub seen: Vec<Seen>,
+    /// Findings first seen in it, with their instructions.
+    pub findings: Vec<(Finding, u32)>,
+    /// Its global writes, in order.
+    pub writes: Vec<Write>,
+    /// Its plain device stores, for the sanitizer's race check.
+    pub device_stores: Vec<DeviceStore>,
+}
+
+/// A finished threadgroup, as [`Machine::log_retired`] logs it for sampled timing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Retired {
+    /// Its linear index in the grid.
+    pub linear: u64,
+    /// SIMD-group instructions it ran.
+    pub instructions: u64,
+    /// The cycle the scheduler last set with [`Machine::set_cycle`] (0 untimed).
+    pub cycle: u64,
+    /// SIMD-group instructions the whole machine had run by then.
+    pub machine_instructions: u64,
+}
+
 /// The functional machine of one dispatch.
 pub(crate) struct Machine<'a> {
     program: &'a Program,
@@ -177,6 +234,21 @@ pub(crate) struct Machine<'a> {
     progress: Option<&'a Progress>,
     /// The step-by-step record of one SIMD-group, when asked for.
     recorder: Option<Box<Recorder>>,
+    /// Threadgroups from this linear index on are not started (see [`Machine::set_limit`]).
+    limit: u64,
+    /// The cycle the scheduler last set.
+    cycle: u64,
+    /// Finished threadgroups, when logged (see [`Machine::log_retired`]).
+    retired: Option<Vec<Retired>>,
+    /// The instruction count at which the budget runs out (`budget` unless a parallel
+    /// run's stretch moved it; see [`Machine::begin_stretch`]).
+    stop_at: u64,
+    /// Per instruction: a device atomic, which a deferring run stops before.
+    device_atomic: Vec<bool>,
+    /// Global writes are logged in `writes` (parallel untimed runs).
+    logging: bool,
+    /// The global writes of the current stretch, when logging.
+    writes: Vec<Write>,
 }
 
 impl<'a> Machine<'a> {
@@ -207,7 +279,53 @@ impl<'a> Machine<'a> {
             findings: Vec::new(),
             progress: None,
             recorder: None,
+            limit: u64::MAX,
+            cycle: 0,
+            retired: None,
+            stop_at: budget,
+            device_atomic: program
+                .insts
+                .iter()
+                .map(|i| matches!(i.kind, Kind::Atomic(_, Space::Device | Space::Constant, _)))
+                .collect(),
+            logging: false,
+            writes: Vec::new(),
         }
+    }
+
+    /// Starts no threadgroup from linear index `limit` on, until the limit is raised:
+    /// a scheduler then runs the threadgroups before it as if the dispatch ended there
+    /// (sampled timing runs the grid in stretches this way).
+    pub fn set_limit(&mut self, limit: u64) {
+        self.limit = limit;
+    }
+
+    /// Threadgroups started so far (the linear index of the next one).
+    pub fn started(&self) -> u64 {
+        self.next
+    }
+
+    /// Threadgroups in the dispatch.
+    pub fn threadgroup_count(&self) -> u64 {
+        self.geometry.count()
+    }
+
+    /// Threadgroups per grid in each dimension.
+    pub fn threadgroups_per_grid(&self) -> [u32; 3] {
+        self.geometry.groups
+    }
+
+    /// Logs every threadgroup that finishes from now on (see [`Machine::take_retired`]).
+    pub fn log_retired(&mut self) {
+        self.retired.get_or_insert_with(Vec::new);
+    }
+
+    /// The threadgroups logged since the last call, in the order they finished.
+    pub fn take_retired(&mut self) -> Vec<Retired> {
+        self.retired
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Records SIMD-group `simdgroup` of the threadgroup at `threadgroup` step by step
@@ -232,6 +350,7 @@ impl<'a> Machine<'a> {
     /// Tells the recorder (if any) the cycle the next step issues at.
     #[inline]
     pub fn set_cycle(&mut self, cycle: u64) {
+        self.cycle = cycle;
         if let Some(r) = self.recorder.as_deref_mut() {
             r.set_cycle(cycle);
         }
@@ -261,13 +380,23 @@ impl<'a> Machine<'a> {
 
     /// The shape of the next threadgroup to start, if any is left.
     pub fn peek_next(&self) -> Option<Shape> {
-        (self.next < self.geometry.count()).then(|| self.geometry.shape(self.next))
+        (self.next < self.geometry.count().min(self.limit)).then(|| self.geometry.shape(self.next))
     }
 
     /// Starts the next threadgroup in dispatch order; `None` when all have started.
     pub fn start_next(&mut self) -> Option<GroupId> {
         let shape = self.peek_next()?;
         self.next += 1;
+        Some(self.start_shape(shape))
+    }
+
+    /// Starts the threadgroup at `linear` in dispatch order (a parallel scheduler starts
+    /// threadgroups out of order, each on the machine of its worker).
+    pub fn start_at(&mut self, linear: u64) -> GroupId {
+        self.start_shape(self.geometry.shape(linear))
+    }
+
+    fn start_shape(&mut self, shape: Shape) -> GroupId {
         let n = shape.simdgroups();
         let mut block = self.spare_blocks.pop().unwrap_or_default();
         block.clear();
@@ -281,6 +410,8 @@ impl<'a> Machine<'a> {
                 index: 0,
                 status: Status::Ready,
                 barrier_pc: 0,
+                at_atomic: false,
+                yielded: false,
             });
             sg.regs
                 .reset(&self.program.template32, &self.program.template64);
@@ -290,6 +421,8 @@ impl<'a> Machine<'a> {
                 .resize(self.memory.frame_bytes * LANES as usize, 0);
             sg.index = i;
             sg.status = Status::Ready;
+            sg.at_atomic = false;
+            sg.yielded = false;
             simdgroups.push(sg);
         }
         self.counters.threadgroups += 1;
@@ -307,8 +440,9 @@ impl<'a> Machine<'a> {
             shadow,
             instance,
             interval: instance + 1,
+            instructions: 0,
         };
-        let id = match self.free_slots.pop() {
+        match self.free_slots.pop() {
             Some(id) => {
                 self.groups[id] = Some(tg);
                 id
@@ -317,8 +451,7 @@ impl<'a> Machine<'a> {
                 self.groups.push(Some(tg));
                 self.groups.len() - 1
             }
-        };
-        Some(id)
+        }
     }
 
     /// A resident threadgroup.
@@ -343,6 +476,14 @@ impl<'a> Machine<'a> {
     /// Removes a finished threadgroup, recycling its storage.
     pub fn retire(&mut self, id: GroupId) {
         if let Some(tg) = self.groups[id].take() {
+            if let Some(log) = &mut self.retired {
+                log.push(Retired {
+                    linear: tg.shape.linear,
+                    instructions: tg.instructions,
+                    cycle: self.cycle,
+                    machine_instructions: self.counters.simd_instructions,
+                });
+            }
             self.spare.extend(tg.simdgroups);
             self.spare_blocks.push(tg.block);
             self.spare_shadows.push(tg.shadow);
@@ -351,6 +492,122 @@ impl<'a> Machine<'a> {
                 p.finished_one();
             }
         }
+    }
+
+    /// Another machine for the same dispatch with a copy of this one's memory, none of its
+    /// threadgroups and zero counters: one per worker of a parallel run.
+    pub fn fork(&self) -> Machine<'a> {
+        let mut m = Machine::new(
+            self.program,
+            self.module,
+            self.memory.clone(),
+            self.geometry,
+            self.budget,
+        );
+        m.progress = self.progress;
+        if self.retired.is_some() {
+            m.log_retired();
+        }
+        m
+    }
+
+    /// Adds threadgroups another worker's machine logged (see [`Machine::log_retired`]),
+    /// keeping the log in dispatch order.
+    pub fn extend_retired(&mut self, more: Vec<Retired>) {
+        if let Some(log) = &mut self.retired {
+            log.extend(more);
+            log.sort_by_key(|r| r.linear);
+        }
+    }
+
+    /// Takes the run's totals so far (counters, the sanitizer, findings with their
+    /// instructions), leaving empty ones: a parallel stretch of the run merges into them
+    /// and gives them back with [`Machine::adopt`].
+    pub fn take_totals(&mut self) -> (Counters, Sanitizer, Vec<(Finding, u32)>) {
+        (
+            std::mem::take(&mut self.counters),
+            std::mem::take(&mut self.sanitizer),
+            std::mem::take(&mut self.findings),
+        )
+    }
+
+    /// Leaves parallel mode (see [`Machine::parallel_mode`]): writes are no longer
+    /// logged and the whole budget applies again.
+    pub fn serial_mode(&mut self) {
+        self.logging = false;
+        self.writes.clear();
+        self.stop_at = self.budget;
+    }
+
+    /// Readies the machine for a parallel run: global writes are logged (so a stretch can
+    /// be undone here and replayed on the other workers' copies) and device stores reach
+    /// the sanitizer's race check only when the scheduler replays them in a fixed order.
+    pub fn parallel_mode(&mut self) {
+        self.logging = true;
+        self.sanitizer.defer_device_stores();
+    }
+
+    /// Starts a stretch of a parallel run: zero counters and findings, and a budget of what
+    /// `done` (the instructions the run has counted so far) leaves.
+    pub fn begin_stretch(&mut self, done: u64) {
+        self.counters = Counters::default();
+        self.stop_at = self.budget.saturating_sub(done);
+        self.findings.clear();
+        self.sanitizer.take_seen();
+        self.writes.clear();
+    }
+
+    /// Ends a stretch: what it counted, found and wrote. With `undo`, its global writes
+    /// are undone here (the memory is back to the round's start).
+    pub fn end_stretch(&mut self, undo: bool) -> Stretch {
+        let writes = std::mem::take(&mut self.writes);
+        if undo {
+            self.memory.undo(&writes);
+        }
+        Stretch {
+            counters: std::mem::take(&mut self.counters),
+            seen: self.sanitizer.take_seen(),
+            findings: std::mem::take(&mut self.findings),
+            writes,
+            device_stores: self.sanitizer.take_device_stores(),
+        }
+    }
+
+    /// Replays another worker's global writes on this machine's memory.
+    pub fn redo(&mut self, writes: &[Write]) {
+        self.memory.redo(writes);
+    }
+
+    /// The regions of the dispatch's address space.
+    pub fn regions(&self) -> &Regions {
+        &self.memory.regions
+    }
+
+    /// The shape of the threadgroup at `linear` in dispatch order.
+    pub fn shape_of(&self, linear: u64) -> Shape {
+        self.geometry.shape(linear)
+    }
+
+    /// Takes the next threadgroup to start (its linear index) without starting it here,
+    /// so that a parallel scheduler can start it on any worker's machine.
+    pub fn take_next(&mut self) -> Option<u64> {
+        let shape = self.peek_next()?;
+        self.next += 1;
+        Some(shape.linear)
+    }
+
+    /// Takes a parallel run's totals (see [`Machine::take_totals`]): its counters, the
+    /// sanitizer with its merged counts, and its findings (with their instructions) in the
+    /// order first seen.
+    pub fn adopt(
+        &mut self,
+        counters: Counters,
+        sanitizer: Sanitizer,
+        findings: Vec<(Finding, u32)>,
+    ) {
+        self.counters = counters;
+        self.sanitizer = sanitizer;
+        self.findings = findings;
     }
 
     /// The last memory access (valid right after a step that reported [`Effect::Memory`]).
@@ -376,22 +633,69 @@ impl<'a> Machine<'a> {
     /// Runs the next instruction of a ready SIMD-group.
     #[inline]
     pub fn step(&mut self, id: GroupId, sg: usize) -> Result<Executed, Box<KernelFault>> {
-        self.advance(id, sg, 1)
+        self.advance::<false>(id, sg, 1)
+            .map(|ex| ex.expect("only a deferring run stops before an instruction"))
     }
 
     /// Runs a ready SIMD-group until it waits at a barrier or finishes.
     pub fn run_until_blocked(&mut self, id: GroupId, sg: usize) -> Result<(), Box<KernelFault>> {
-        self.advance(id, sg, u64::MAX).map(|_| ())
+        self.advance::<false>(id, sg, u64::MAX).map(|_| ())
+    }
+
+    /// Runs a ready SIMD-group until it waits at a barrier, finishes, or is about to run a
+    /// device atomic: then it stops before it with [`SimdGroup::at_atomic`] set (the
+    /// parallel untimed scheduler runs such atomics at the end of the round, in a fixed
+    /// order, with [`Machine::run_atomic`]). It also stops, with [`SimdGroup::yielded`]
+    /// set, once the stretch has logged [`STRETCH_WRITES`] global writes.
+    pub fn run_until_blocked_deferring(
+        &mut self,
+        id: GroupId,
+        sg: usize,
+    ) -> Result<(), Box<KernelFault>> {
+        self.advance::<true>(id, sg, u64::MAX).map(|_| ())
+    }
+
+    /// Lets the SIMD-groups of a threadgroup that yielded run again (a new round).
+    pub fn resume(&mut self, id: GroupId) {
+        if let Some(tg) = self.groups[id].as_mut() {
+            for g in &mut tg.simdgroups {
+                g.yielded = false;
+            }
+        }
+    }
+
+    /// Runs the device atomic a SIMD-group stopped before (see
+    /// [`Machine::run_until_blocked_deferring`]).
+    pub fn run_atomic(&mut self, id: GroupId, sg: usize) -> Result<(), Box<KernelFault>> {
+        if let Some(tg) = self.groups[id].as_mut() {
+            tg.simdgroups[sg].at_atomic = false;
+        }
+        self.advance::<false>(id, sg, 1).map(|_| ())
     }
 
     /// Runs up to `max` instructions of a SIMD-group, stopping early when it waits at a
-    /// barrier or finishes; the record of the last one.
-    fn advance(&mut self, id: GroupId, sg: usize, max: u64) -> Result<Executed, Box<KernelFault>> {
+    /// barrier or finishes (or, with `DEFER`, before a device atomic); the record of the
+    /// last one (`None` when it stopped before the first).
+    fn advance<const DEFER: bool>(
+        &mut self,
+        id: GroupId,
+        sg: usize,
+        max: u64,
+    ) -> Result<Option<Executed>, Box<KernelFault>> {
         let program = self.program;
         let tg = self.groups[id]
             .as_mut()
             .expect("scheduler ran a threadgroup that is not resident");
         let group = &mut tg.simdgroups[sg];
+        let device_atomic = &self.device_atomic;
+        let before_atomic = |simt: &Reconvergence| {
+            simt.top()
+                .is_some_and(|(pc, _)| device_atomic.get(pc as usize) == Some(&true))
+        };
+        if DEFER && before_atomic(&group.simt) {
+            group.at_atomic = true;
+            return Ok(None);
+        }
         let mut cx = Context {
             program,
             regions: &self.memory.regions,
@@ -400,6 +704,11 @@ impl<'a> Machine<'a> {
                 threadgroup: &mut tg.block,
                 frames: &mut group.frames,
                 frame_bytes: self.memory.frame_bytes,
+                log: if self.logging {
+                    Some(&mut self.writes)
+                } else {
+                    None
+                },
             },
             geometry: &self.geometry,
             shape: &tg.shape,
@@ -422,7 +731,7 @@ impl<'a> Machine<'a> {
         let recording = recorder.is_some();
         let mut n = 0u64;
         let stop = loop {
-            if c.simd_instructions >= self.budget {
+            if c.simd_instructions >= self.stop_at {
                 let (pc, mask) = group.simt.top().unwrap_or((0, 1));
                 let trap = Trap {
                     kind: FaultKind::InstructionBudget,
@@ -478,6 +787,14 @@ impl<'a> Machine<'a> {
             if n >= max {
                 break Ok(ex);
             }
+            if DEFER && before_atomic(&group.simt) {
+                group.at_atomic = true;
+                break Ok(ex);
+            }
+            if DEFER && cx.spaces.log.as_deref().map_or(0, Vec::len) >= STRETCH_WRITES {
+                group.yielded = true;
+                break Ok(ex);
+            }
         };
         let mut ex = match stop {
             Ok(ex) => ex,
@@ -487,6 +804,7 @@ impl<'a> Machine<'a> {
             }
         };
         let tg = self.groups[id].as_mut().expect("threadgroup is resident");
+        tg.instructions += n;
         match &mut ex.effect {
             Effect::Barrier { released } => {
                 let group = &mut tg.simdgroups[sg];
@@ -541,30 +859,41 @@ impl<'a> Machine<'a> {
         if self.sanitizer.has_pending() {
             self.locate_findings(id);
         }
-        Ok(ex)
+        Ok(Some(ex))
     }
 
     /// Gives the sanitizer's new findings (all from threadgroup `id`) their thread and
     /// source location.
     fn locate_findings(&mut self, id: GroupId) {
+        let shape = self.group(id).shape;
         for p in self.sanitizer.take_pending() {
-            let mut first = *self.fault(p.trap, id, p.simd as usize, p.pc);
-            if let Some(other) = p.other_pc {
-                let loc = self
-                    .program
-                    .locs
-                    .get(other as usize)
-                    .copied()
-                    .unwrap_or_default();
-                first.message += &format!(" (the other: {})", self.module.describe_loc(loc));
-            }
-            self.findings.push((Finding { first, count: 1 }, p.pc));
+            let found = self.locate(p, &shape);
+            self.findings.push(found);
         }
+    }
+
+    /// A new finding of a SIMD-group of the threadgroup `shape`, with its thread and
+    /// source location, and its instruction.
+    pub fn locate(&self, p: Pending, shape: &Shape) -> (Finding, u32) {
+        let mut first = *self.fault_in(p.trap, shape, p.simd, p.pc);
+        if let Some(other) = p.other_pc {
+            let loc = self
+                .program
+                .locs
+                .get(other as usize)
+                .copied()
+                .unwrap_or_default();
+            first.message += &format!(" (the other: {})", self.module.describe_loc(loc));
+        }
+        (Finding { first, count: 1 }, p.pc)
     }
 
     fn fault(&self, trap: Trap, id: GroupId, sg: usize, pc: u32) -> Box<KernelFault> {
         let tg = self.group(id);
-        let simd = tg.simdgroups[sg].index;
+        self.fault_in(trap, &tg.shape, tg.simdgroups[sg].index, pc)
+    }
+
+    fn fault_in(&self, trap: Trap, shape: &Shape, simd: u32, pc: u32) -> Box<KernelFault> {
         let loc = self
             .program
             .locs
@@ -578,8 +907,8 @@ impl<'a> Machine<'a> {
             location: self.module.describe_loc(loc),
             thread: self
                 .geometry
-                .thread_position(&tg.shape, simd * LANES + trap.lane),
-            threadgroup: tg.shape.pos,
+                .thread_position(shape, simd * LANES + trap.lane),
+            threadgroup: shape.pos,
             simdgroup: simd,
             lane: trap.lane,
             address: trap.address,

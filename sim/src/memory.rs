@@ -426,6 +426,50 @@ impl Regions {
     }
 }
 
+/// One write to global storage, with the bytes it replaced: a [`Spaces`] with a log
+/// records every global write this way, so the write can be undone (`old`) and replayed
+/// on another copy of the memory (`new`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Write {
+    /// `Memory::global` index.
+    pub storage: u32,
+    /// Byte index in it.
+    pub at: usize,
+    /// Bytes written (1, 2, 4 or 8).
+    pub bytes: u32,
+    /// The value before, little endian.
+    pub old: u64,
+    /// The value written.
+    pub new: u64,
+}
+
+impl Memory {
+    /// Undoes `log` (writes made to this memory, in order), last write first.
+    pub fn undo(&mut self, log: &[Write]) {
+        for w in log.iter().rev() {
+            self.put(w, w.old);
+        }
+    }
+
+    /// Replays `log` (writes made to a copy of this memory, in order).
+    pub fn redo(&mut self, log: &[Write]) {
+        for w in log {
+            self.put(w, w.new);
+        }
+    }
+
+    fn put(&mut self, w: &Write, value: u64) {
+        let n = w.bytes as usize;
+        if let Some(b) = self
+            .global
+            .get_mut(w.storage as usize)
+            .and_then(|g| g.get_mut(w.at..w.at + n))
+        {
+            b.copy_from_slice(&value.to_le_bytes()[..n]);
+        }
+    }
+}
+
 /// The storage one SIMD-group's accesses can reach: global buffers, its threadgroup's
 /// block, its own thread-memory frames (32 of them, one per lane).
 pub(crate) struct Spaces<'a> {
@@ -437,9 +481,17 @@ pub(crate) struct Spaces<'a> {
     pub frames: &'a mut [u8],
     /// Bytes per frame.
     pub frame_bytes: usize,
+    /// Where global writes are logged, when they are (parallel untimed runs).
+    pub log: Option<&'a mut Vec<Write>>,
 }
 
 impl Spaces<'_> {
+    /// Whether global writes are logged.
+    #[inline]
+    pub fn logging(&self) -> bool {
+        self.log.is_some()
+    }
+
     fn bytes(&mut self, loc: Located, lane: u32, n: usize) -> &mut [u8] {
         match loc {
             Located::Global(i, at) => &mut self.global[i as usize][at..at + n],
@@ -473,8 +525,73 @@ impl Spaces<'_> {
     /// Writes the low `n` bytes of `value`, little endian.
     #[inline]
     pub fn write(&mut self, loc: Located, lane: u32, n: u32, value: u64) {
+        if let (Located::Global(storage, at), Some(log)) = (loc, self.log.as_deref_mut()) {
+            let b = &self.global[storage as usize][at..at + n as usize];
+            let mut old = [0u8; 8];
+            old[..b.len()].copy_from_slice(b);
+            log.push(Write {
+                storage,
+                at,
+                bytes: n,
+                old: u64::from_le_bytes(old),
+                new: value,
+            });
+        }
         let b = self.bytes(loc, lane, n as usize);
         let len = b.len();
         b.copy_from_slice(&value.to_le_bytes()[..len]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A memory of one writable global buffer of `bytes`.
+    fn memory(bytes: Vec<u8>) -> Memory {
+        Memory {
+            regions: Regions(vec![]),
+            global: vec![bytes],
+            threadgroup_bytes: 0,
+            threadgroup_request: 0,
+            frame_bytes: 0,
+            map: AddressMap::default(),
+            buffer_count: 1,
+        }
+    }
+
+    /// Writes `(at, bytes, value)` in order through a logging `Spaces`; the log.
+    fn check(m: &mut Memory, writes: &[(usize, u32, u64)]) -> Vec<Write> {
+        let mut log = Vec::new();
+        let mut spaces = Spaces {
+            global: &mut m.global,
+            threadgroup: &mut [],
+            frames: &mut [],
+            frame_bytes: 0,
+            log: Some(&mut log),
+        };
+        for &(at, n, v) in writes {
+            spaces.write(Located::Global(0, at), 0, n, v);
+        }
+        log
+    }
+
+    #[test]
+    fn logged_writes_undo_to_the_start_and_replay_on_a_copy() {
+        let start: Vec<u8> = (0..16).collect();
+        let mut m = memory(start.clone());
+        let mut copy = m.clone();
+        // Overlapping writes: the undo must restore in reverse order.
+        let log = check(
+            &mut m,
+            &[(0, 4, 0xaabb_ccdd), (2, 2, 0x1122), (8, 8, u64::MAX)],
+        );
+        let written = m.global[0].clone();
+        assert_eq!(log.len(), 3);
+        assert_eq!(log[1].old, 0xaabb, "the second write saw the first");
+        m.undo(&log);
+        assert_eq!(m.global[0], start);
+        copy.redo(&log);
+        assert_eq!(copy.global[0], written);
     }
 }

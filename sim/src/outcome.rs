@@ -29,6 +29,14 @@ pub struct RunOptions {
     /// Record one SIMD-group step by step: (threadgroup position in the grid, SIMD-group
     /// index in the threadgroup). See [`SimdgroupRecording`].
     pub record_simdgroup: Option<([u32; 3], u32)>,
+    /// With `timing`: time only a sample of the threadgroups as this plan says and
+    /// extrapolate (every threadgroup still runs functionally); `None` times them all.
+    /// See [`Sampling`](crate::Sampling).
+    pub sampling: Option<crate::SamplingPlan>,
+    /// Worker threads for the parallel parts of a run; `0` means one per core
+    /// (`std::thread::available_parallelism`). The outcome is bit-identical for every
+    /// number. (Today only untimed runs are parallel; a timed run uses one thread.)
+    pub workers: usize,
 }
 
 impl Default for RunOptions {
@@ -39,6 +47,8 @@ impl Default for RunOptions {
             precise_math: false,
             profile: false,
             record_simdgroup: None,
+            sampling: None,
+            workers: 0,
         }
     }
 }
@@ -65,6 +75,10 @@ pub struct RunOutcome {
     /// The record of the SIMD-group `RunOptions::record_simdgroup` names (`None` when not
     /// asked for, or when that SIMD-group does not exist).
     pub recording: Option<SimdgroupRecording>,
+    /// How a sampled run (`RunOptions::sampling`) estimated its time (`None` otherwise):
+    /// `stats.cycles` is then the estimate, and `timing`, `stats.dram_bytes` and
+    /// `profile` come from the timed windows only.
+    pub sampling: Option<crate::Sampling>,
 }
 
 /// Counters of a run.

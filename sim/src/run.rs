@@ -14,7 +14,7 @@ use crate::memory::Memory;
 use crate::outcome::{DEFAULT_INSTRUCTION_BUDGET, RunOptions, RunOutcome, Stats};
 use crate::program;
 use crate::progress::Progress;
-use crate::timing::{Model, Timing, Untimed};
+use crate::timing::{Model, Sampled, Timing, Untimed};
 
 /// Runs kernel `kernel` of `module` once, as `launch` describes, on `gpu`.
 ///
@@ -86,10 +86,20 @@ pub fn run_with_progress(
     if let Some((tg, sg)) = options.record_simdgroup {
         machine.record(f, tg, sg);
     }
-    let report = if options.timing {
-        Model::new(gpu, options.profile.then_some(f)).run(&mut machine)
-    } else {
-        Untimed.run(&mut machine)
+    let profile = options.profile.then_some(f);
+    let (report, sampling) = match (&options.sampling, options.timing) {
+        (_, false) => (
+            Untimed {
+                workers: workers(options),
+            }
+            .run(&mut machine),
+            None,
+        ),
+        (None, true) => (Model::new(gpu, profile).run(&mut machine), None),
+        (Some(plan), true) => {
+            let (report, sampling) = Sampled::new(gpu, profile, plan.clone()).run(&mut machine);
+            (report, Some(sampling))
+        }
     };
     let recording = machine.take_recording();
     let (buffers, c, mut findings) = machine.finish();
@@ -121,7 +131,20 @@ pub fn run_with_progress(
         findings,
         profile: report.profile,
         recording,
+        sampling,
     })
+}
+
+/// The worker threads a run uses: `options.workers`, or one per core when it is 0; one
+/// when a SIMD-group is recorded (its recorder lives on the first worker's machine).
+fn workers(options: &RunOptions) -> usize {
+    if options.record_simdgroup.is_some() {
+        return 1;
+    }
+    match options.workers {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
 }
 
 /// Checks the grid and threadgroup sizes.

@@ -146,11 +146,26 @@ pub(crate) struct TgShadow<'a> {
     pub interval: u32,
 }
 
-/// A recorded finding's place in the table.
-struct Seen {
+/// A recorded finding's place in the table: how often `kind` happened at `pc`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Seen {
     kind: FaultKind,
     pc: u32,
     count: u64,
+}
+
+/// A plain device store whose race check waits for the end of a round (see
+/// [`Sanitizer::defer_device_stores`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DeviceStore {
+    addrs: [u64; 32],
+    bytes: u32,
+    mask: LaneMask,
+    /// The storing threadgroup's linear index.
+    pub group: u64,
+    /// The storing SIMD-group's index in its threadgroup.
+    pub simd: u32,
+    pc: u32,
 }
 
 /// A new finding before the machine gives it its thread's identity and source location.
@@ -173,6 +188,8 @@ pub(crate) struct Sanitizer {
     pending: Vec<Pending>,
     /// Per global storage index, one tag per 4-byte word; empty until the first store.
     device: Vec<Vec<u32>>,
+    /// Plain device stores logged instead of checked, when deferred.
+    deferred: Option<Vec<DeviceStore>>,
 }
 
 impl Sanitizer {
@@ -207,6 +224,47 @@ impl Sanitizer {
         !self.pending.is_empty()
     }
 
+    /// From now on, logs plain device stores (see [`Sanitizer::take_device_stores`])
+    /// instead of checking them: a parallel run checks them in a fixed order at the end of
+    /// each round, against tags no worker owns.
+    pub fn defer_device_stores(&mut self) {
+        self.deferred.get_or_insert_with(Vec::new);
+    }
+
+    /// The device stores logged since the last call, in the order they ran.
+    pub fn take_device_stores(&mut self) -> Vec<DeviceStore> {
+        self.deferred
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    /// Checks a logged device store now (its findings go to
+    /// [`Sanitizer::take_pending`]).
+    pub fn check_device_store(&mut self, regions: &Regions, d: &DeviceStore) {
+        self.device_store(regions, &d.addrs, d.bytes, d.mask, d.group, d.simd, d.pc);
+    }
+
+    /// Takes the table of findings counted so far, leaving it empty (the table of one
+    /// stretch of a parallel run, merged with [`Sanitizer::merge_seen`]).
+    pub fn take_seen(&mut self) -> Vec<Seen> {
+        std::mem::take(&mut self.seen)
+    }
+
+    /// Adds counts taken with [`Sanitizer::take_seen`] elsewhere.
+    pub fn merge_seen(&mut self, seen: &[Seen]) {
+        for s in seen {
+            match self
+                .seen
+                .iter_mut()
+                .find(|t| t.kind == s.kind && t.pc == s.pc)
+            {
+                Some(t) => t.count += s.count,
+                None => self.seen.push(*s),
+            }
+        }
+    }
+
     /// How often `kind` happened at `pc`.
     pub fn count(&self, kind: FaultKind, pc: u32) -> u64 {
         self.seen
@@ -229,6 +287,17 @@ impl Sanitizer {
         simd: u32,
         pc: u32,
     ) {
+        if let Some(log) = &mut self.deferred {
+            log.push(DeviceStore {
+                addrs: *addrs,
+                bytes,
+                mask,
+                group,
+                simd,
+                pc,
+            });
+            return;
+        }
         // Tag: threadgroup index + 1 (28 bits) above a mask of the bytes it stored.
         let owner = (group % ((1 << 28) - 1)) as u32 + 1;
         let mut race: Option<(u32, u64)> = None;

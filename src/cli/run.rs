@@ -11,6 +11,7 @@ use metalsim_launch::LaunchSpec;
 use metalsim_sim::{Progress, RunOptions, RunOutcome, Severity};
 use metalsim_traces::{
     CacheReport, FaultReport, FindingReport, LevelReport, MemorySummary, OccupancyReport, Report,
+    SamplingReport,
 };
 
 use super::{CompileArgs, Failure, load_module_specialized, specialization};
@@ -26,6 +27,9 @@ pub enum Timing {
     Full,
     /// Outputs and instruction counts only (faster).
     Off,
+    /// Every threadgroup runs (outputs and instruction counts exact), windows of them are
+    /// timed in full and the rest of the time is extrapolated, with an error bound.
+    Sampled,
 }
 
 /// Scheduling policies of the SIMD-group schedulers.
@@ -55,7 +59,8 @@ pub struct RunArgs {
     /// Write `report.json` and every output buffer as `<name>.npy` into this folder.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Timing model: `full` (default) or `off`.
+    /// Timing model: `full` (default), `sampled` (a timed sample of the threadgroups,
+    /// the time extrapolated with an error bound) or `off`.
     #[arg(long, value_enum, default_value_t)]
     pub timing: Timing,
     /// How each SIMD-group scheduler picks among its ready SIMD-groups (default: the
@@ -65,6 +70,11 @@ pub struct RunArgs {
     /// Stop the kernel after this many SIMD-group instructions (a runaway-loop guard).
     #[arg(long, value_name = "N")]
     pub max_instructions: Option<u64>,
+    /// Worker threads (default: one per core). Outputs, counters, findings and the
+    /// report are bit-identical for every number; today only `--timing off` runs in
+    /// parallel (a timed run uses one thread).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub workers: Option<u32>,
     /// Run every math function in its precise variant (as `-fno-fast-math` compiles
     /// them); by default they use Metal's fast variants, except calls to
     /// `metal::precise::` functions.
@@ -237,25 +247,27 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
         || args.plots.is_some()
         || args.tui
         || args.record_simdgroup.is_some();
-    if wants_trace && args.timing == Timing::Off {
-        return Err(Failure::BadInput(
-            "--trace, --perfetto, --plots, --tui and --record-simdgroup need the timing model: \
-             leave out --timing off"
-                .to_string(),
-        ));
+    if wants_trace && args.timing != Timing::Full {
+        return Err(Failure::BadInput(format!(
+            "--trace, --perfetto, --plots, --tui and --record-simdgroup need the timing model \
+             of every threadgroup: leave out --timing {}",
+            timing_name(args.timing)
+        )));
     }
     let launch = spec.resolve(function, memory_limit())?;
     if let Some(which) = args.record_simdgroup {
         check_record_simdgroup(which, &launch)?;
     }
     let options = RunOptions {
-        timing: args.timing == Timing::Full,
+        timing: args.timing != Timing::Off,
         max_instructions: args.max_instructions,
         precise_math: args.precise,
         // Every timed run is profiled: the report's issue, stalls, memory levels, limiter
         // and costliest lines come from the profile.
-        profile: args.timing == Timing::Full && !args.no_profile,
+        profile: args.timing != Timing::Off && !args.no_profile,
+        sampling: (args.timing == Timing::Sampled).then(metalsim_sim::SamplingPlan::default),
         record_simdgroup: args.record_simdgroup,
+        workers: args.workers.map_or(0, |n| n as usize),
     };
     let started = Instant::now();
     let mut outcome = run_showing_progress(&module, &kernel_name, &launch, &gpu, &options)?;
@@ -265,7 +277,7 @@ pub fn run(args: &RunArgs) -> Result<(), Failure> {
     let sources = trace::sources(&module);
     let profile = outcome.profile.take();
     if let Some(p) = &profile {
-        metalsim_traces::summarize(&mut report, p, &model, &sources);
+        summarize(&mut report, &outcome, &gpu, p, &model, &sources);
     }
     if args.json {
         print_report(&(report.to_json() + "\n"));
@@ -367,6 +379,11 @@ fn make_report(
 ) -> Report {
     let s = &o.stats;
     let time_us = gpu.cycles_to_us(s.cycles);
+    // A sampled run's DRAM bytes are its timed windows'.
+    let measured_us = match o.sampling.as_ref().filter(|p| !p.timed_fully) {
+        Some(p) => gpu.cycles_to_us(p.timed_cycles),
+        None => time_us,
+    };
     let by_class: BTreeMap<String, u64> = s
         .instructions_by_class
         .iter()
@@ -425,17 +442,14 @@ fn make_report(
         },
         grid: launch.threads_per_grid(),
         threadgroup_size: launch.threadgroup,
-        timing: match timing {
-            Timing::Full => "full".into(),
-            Timing::Off => "off".into(),
-        },
+        timing: timing_name(timing).into(),
         instructions_by_class: by_class,
         memory: MemorySummary {
             device_bytes_read: s.device_bytes_read,
             device_bytes_written: s.device_bytes_written,
             dram_bytes: s.dram_bytes,
-            dram_gb_per_s: if time_us > 0.0 {
-                s.dram_bytes as f64 / (time_us * 1e3)
+            dram_gb_per_s: if measured_us > 0.0 {
+                s.dram_bytes as f64 / (measured_us * 1e3)
             } else {
                 0.0
             },
@@ -462,8 +476,63 @@ fn make_report(
                 bank_conflict_replays: t.bank_conflict_replays,
             }
         }),
+        sampling: o.sampling.as_ref().map(|p| sampling_report(p, s, gpu)),
         ..Report::default()
     }
+}
+
+/// `--timing`'s value as the user writes it.
+fn timing_name(timing: Timing) -> &'static str {
+    match timing {
+        Timing::Full => "full",
+        Timing::Off => "off",
+        Timing::Sampled => "sampled",
+    }
+}
+
+/// The report's account of a sampled run.
+fn sampling_report(
+    p: &metalsim_sim::Sampling,
+    s: &metalsim_sim::Stats,
+    gpu: &metalsim_models::Gpu,
+) -> SamplingReport {
+    SamplingReport {
+        timed_fully: p.timed_fully,
+        bound_cycles: p.bound_cycles,
+        bound_us: gpu.cycles_to_us(p.bound_cycles),
+        bound_percent: p.bound_cycles as f64 * 100.0 / s.cycles.max(1) as f64,
+        threadgroups_timed: p.threadgroups_timed,
+        timed_percent: p.threadgroups_timed as f64 * 100.0 / s.threadgroups.max(1) as f64,
+        windows: p.windows,
+        wave: p.wave,
+        timed_cycles: p.timed_cycles,
+        classes: p.classes,
+        unmeasured_classes: p.unmeasured_classes,
+        unmeasured_threadgroups: p.unmeasured_threadgroups,
+        rate_samples: p.rate_samples.clone(),
+        dram_bound: p.dram_bound,
+    }
+}
+
+/// Fills the report's profile sections from `profile`. A sampled run's profile is its
+/// first window's, so its utilisations are figured over that window's cycles.
+fn summarize(
+    report: &mut Report,
+    o: &RunOutcome,
+    gpu: &metalsim_models::Gpu,
+    profile: &metalsim_traces::Profile,
+    model: &metalsim_traces::ModelInfo,
+    sources: &[metalsim_traces::SourceFile],
+) {
+    let Some(p) = o.sampling.as_ref().filter(|p| !p.timed_fully) else {
+        metalsim_traces::summarize(report, profile, model, sources);
+        return;
+    };
+    let (cycles, time_us) = (report.cycles, report.time_us);
+    report.cycles = p.first_window_cycles;
+    report.time_us = gpu.cycles_to_us(p.first_window_cycles);
+    metalsim_traces::summarize(report, profile, model, sources);
+    (report.cycles, report.time_us) = (cycles, time_us);
 }
 
 /// `file:line:col` into its parts (the file name may itself contain colons).

@@ -33,6 +33,7 @@ pub use profile::{
 };
 pub use report::{
     CacheReport, FaultReport, FindingReport, LevelReport, MemorySummary, OccupancyReport, Report,
+    SamplingReport,
 };
 pub use summary::{
     ClassIssue, IssueReport, LineReport, MemoryLevelReport, REPORTED_LINES, StallShare,

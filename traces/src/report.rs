@@ -83,6 +83,45 @@ pub struct CacheReport {
     pub bank_conflict_replays: u64,
 }
 
+/// How a sampled run (`--timing sampled`) estimated its time. Its `cycles` and
+/// `time_us` are the estimate; its occupancy, caches, DRAM bytes and profile sections
+/// come from the timed windows only, unscaled.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SamplingReport {
+    /// The grid was too small to sample: every threadgroup was timed, the time is exact.
+    pub timed_fully: bool,
+    /// Half-width of the estimate's error bound, in cycles (a 95% confidence interval of
+    /// the measured rate plus a share of the time of threadgroup classes never measured).
+    pub bound_cycles: u64,
+    /// `bound_cycles` at the model's clock, in microseconds.
+    pub bound_us: f64,
+    /// `bound_cycles` as a percentage of `cycles`.
+    pub bound_percent: f64,
+    /// Threadgroups timed by the model.
+    pub threadgroups_timed: u64,
+    /// Their share of all threadgroups, in percent.
+    pub timed_percent: f64,
+    /// Timed windows (runs of consecutive threadgroups, each on an idle GPU).
+    pub windows: u32,
+    /// Threadgroups the GPU holds at once (a wave).
+    pub wave: u64,
+    /// Cycles the timed windows took together (the occupancy and cache counters are
+    /// theirs).
+    pub timed_cycles: u64,
+    /// Classes of threadgroups (by SIMD-group instruction count) outside the first window.
+    pub classes: u32,
+    /// Of those, classes no window measured (extrapolated at the nearest class's rate).
+    pub unmeasured_classes: u32,
+    /// Threadgroups in those classes.
+    pub unmeasured_threadgroups: u64,
+    /// Cycles per 1000 SIMD-group instructions measured by each rate sample.
+    pub rate_samples: Vec<f64>,
+    /// The estimate is the DRAM-traffic floor (the windows' DRAM bytes per instruction,
+    /// for all instructions, at DRAM bandwidth), above the issue-rate estimate.
+    #[serde(default)]
+    pub dram_bound: bool,
+}
+
 /// A kernel fault: what went wrong, where in the source, and on which thread.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FaultReport {
@@ -197,6 +236,10 @@ pub struct Report {
     /// The costliest source lines, costliest first (empty without a profile).
     #[serde(default)]
     pub lines: Vec<LineReport>,
+    /// How the time of a sampled run was estimated (`null` unless `timing` is
+    /// `sampled`).
+    #[serde(default)]
+    pub sampling: Option<SamplingReport>,
 }
 
 impl Report {
@@ -217,12 +260,33 @@ impl Report {
         );
         if self.timing == "off" {
             let _ = writeln!(s, "  time         not simulated (--timing off)");
+        } else if let Some(p) = self.sampling.as_ref().filter(|p| !p.timed_fully) {
+            let _ = writeln!(
+                s,
+                "  time         {} cycles = {} ± {:.1}% at the model's clock (sampled: {:.0}% of threadgroups timed in {} window{})",
+                group_digits(self.cycles),
+                human_time(self.time_us),
+                p.bound_percent,
+                p.timed_percent,
+                p.windows,
+                if p.windows == 1 { "" } else { "s" }
+            );
+            let _ = writeln!(
+                s,
+                "  sampled      occupancy, caches, DRAM bytes and the profile below are the timed windows' ({} cycles), unscaled",
+                group_digits(p.timed_cycles)
+            );
         } else {
             let _ = writeln!(
                 s,
-                "  time         {} cycles = {} at the model's clock",
+                "  time         {} cycles = {} at the model's clock{}",
                 group_digits(self.cycles),
-                human_time(self.time_us)
+                human_time(self.time_us),
+                if self.sampling.is_some() {
+                    " (sampled: grid small, timed fully)"
+                } else {
+                    ""
+                }
             );
         }
         let _ = writeln!(

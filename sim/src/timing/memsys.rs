@@ -14,7 +14,7 @@ use metalsim_models::Gpu;
 use metalsim_traces::{LevelTraffic, MemoryTraffic};
 
 use super::cache::{Cache, Evicted};
-use super::queue::Queue;
+use super::queue::{LoadedLatency, Queue};
 use crate::outcome::LevelCounters;
 
 /// Serves a request arriving at `now` on `q`: the cycles it waits for its turn.
@@ -27,6 +27,13 @@ use crate::outcome::LevelCounters;
 fn wait(q: &mut Queue, now: u64) -> u64 {
     q.serve(now) - now
 }
+
+/// The unit of a device access when the model charges stores per sparsely written sector:
+/// a lane's piece is coalesced into the 8-byte units it touches (at most two, so a
+/// 16-byte vector is whole), and a store writes a sector sparsely when it touches one
+/// unit of it only. A 4-byte store touches its whole unit, so a store to every other
+/// word of a sector is not sparse.
+pub(crate) const WRITE_UNIT: u64 = 8;
 
 /// Slots of the table of per-address atomic timing.
 const ATOMIC_SLOTS: usize = 4096;
@@ -65,6 +72,16 @@ const DRAM: usize = 3;
 #[derive(Clone, Debug)]
 pub(crate) struct MemorySystem {
     line_shift: u32,
+    /// log2 of the unit accesses are coalesced into: `line_shift`, or [`WRITE_UNIT`]'s
+    /// where the model charges stores per sparsely written sector.
+    request_shift: u32,
+    /// log2 of `memory.sector_bytes`.
+    sector_shift: u32,
+    /// Per core, the store path's time per sector written sparsely
+    /// (`memory.store_sector_cycles`); empty when the model has none.
+    store_port: Vec<Queue>,
+    /// Working space: the lines of an access coalesced into write units.
+    lines: Vec<u64>,
     line_bytes: u64,
     l1: Vec<Cache>,
     l1_port: Vec<Queue>,
@@ -78,6 +95,10 @@ pub(crate) struct MemorySystem {
     l2_latency: u64,
     slc_latency: u64,
     dram_latency: u64,
+    /// DRAM latency growing with its throughput (`memory.dram.loaded_latency`).
+    dram_load: Option<LoadedLatency>,
+    /// Cycles a dispatch takes beyond its work (`dispatch_cycles`).
+    dispatch_cycles: u64,
     /// `(address, cycle it is free)` per slot, for atomics on one address.
     atomic_busy: Vec<(u64, u64)>,
     /// `(line, cycle it is free)` per slot, when the model serialises atomics per line.
@@ -99,6 +120,16 @@ impl MemorySystem {
         let cores = gpu.cores.max(1) as usize;
         MemorySystem {
             line_shift: line.trailing_zeros(),
+            request_shift: match m.store_sector_cycles {
+                Some(_) => WRITE_UNIT.trailing_zeros(),
+                None => line.trailing_zeros(),
+            },
+            sector_shift: m.sector_bytes.map_or(line, |b| b as u64).trailing_zeros(),
+            store_port: match m.store_sector_cycles {
+                Some(c) => (0..cores).map(|_| Queue::with_cost(c)).collect(),
+                None => Vec::new(),
+            },
+            lines: Vec::with_capacity(64),
             line_bytes: line,
             l1: (0..cores)
                 .map(|_| Cache::new(m.l1.size_bytes, m.l1.ways, line))
@@ -118,6 +149,13 @@ impl MemorySystem {
             l2_latency: m.l2.latency as u64,
             slc_latency: m.slc.latency as u64,
             dram_latency: m.dram.latency as u64,
+            dram_load: m.dram.loaded_latency.as_ref().map(|points| {
+                let per_cycle = 1e9 / (gpu.clock_mhz * 1e6);
+                let points = points.iter().map(|p| (p[0] * per_cycle, p[1])).collect();
+                // Averaged over one unloaded latency: the requests in flight together.
+                LoadedLatency::new(points, line, m.dram.latency as f64)
+            }),
+            dispatch_cycles: gpu.dispatch_cycles.unwrap_or(0) as u64,
             atomic_busy: vec![(u64::MAX, 0); ATOMIC_SLOTS],
             atomic_line_busy: match m.atomic_line_cycles {
                 Some(_) => vec![(u64::MAX, 0); ATOMIC_SLOTS],
@@ -129,9 +167,67 @@ impl MemorySystem {
         }
     }
 
-    /// log2 of the line size.
+    /// log2 of the unit device accesses are coalesced into and handed to [`load`],
+    /// [`store`] and [`atomic`]: the line, or [`WRITE_UNIT`] where the model sets
+    /// `memory.store_sector_cycles`.
+    ///
+    /// [`load`]: Self::load
+    /// [`store`]: Self::store
+    /// [`atomic`]: Self::atomic
+    #[expect(
+        clippy::misnamed_getters,
+        reason = "the caller coalesces by this unit, which is the line unless the model charges sparse sectors"
+    )]
     pub fn line_shift(&self) -> u32 {
-        self.line_shift
+        self.request_shift
+    }
+
+    /// The distinct lines of `units` (write units) into the working space, which the caller
+    /// hands back with [`Self::done_with_lines`].
+    fn lines_of(&mut self, units: &[u64]) -> Vec<u64> {
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.clear();
+        let shift = self.line_shift - self.request_shift;
+        for &u in units {
+            let line = u >> shift;
+            if lines.last() != Some(&line) && !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+        lines
+    }
+
+    fn done_with_lines(&mut self, lines: Vec<u64>) {
+        self.lines = lines;
+    }
+
+    /// The sectors a store of `units` (distinct write units) writes sparsely: in one unit
+    /// only (one word per sector, as strided stores do). Sectors with several units
+    /// written are not charged: the H100's cost for them ranges from near nothing to
+    /// most of the sparse cost (docs/validation.md), which the model does not resolve.
+    fn partial_sectors(&self, units: &[u64]) -> u32 {
+        let shift = self.sector_shift - self.request_shift;
+        let per_sector = 1u32 << shift;
+        // Units come in lane order, so a sector's units are mostly together: count runs,
+        // merging a sector's later runs by a scan of the few before.
+        const MAX: usize = 64;
+        let mut sectors: [(u64, u32); MAX] = [(u64::MAX, 0); MAX];
+        let mut n = 0;
+        for &u in units {
+            let s = u >> shift;
+            match sectors[..n].iter_mut().rev().find(|e| e.0 == s) {
+                Some(e) => e.1 += 1,
+                None if n < MAX => {
+                    sectors[n] = (s, 1);
+                    n += 1;
+                }
+                None => {}
+            }
+        }
+        sectors[..n]
+            .iter()
+            .filter(|e| e.1 == 1 && per_sector > 1)
+            .count() as u32
     }
 
     /// The traffic at each level so far (the `requested` level and the threadgroup and
@@ -153,8 +249,19 @@ impl MemorySystem {
         }
     }
 
-    /// A load of `lines` by `core` issued at `now`: the cycle its data is back.
-    pub fn load(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
+    /// A load of `units` (lines or write units, see [`Self::line_shift`]) by `core` issued at
+    /// `now`: the cycle its data is back. Lines move whole.
+    pub fn load(&mut self, core: usize, now: u64, units: &[u64]) -> u64 {
+        if self.request_shift != self.line_shift {
+            let lines = self.lines_of(units);
+            let done = self.load_lines(core, now, &lines);
+            self.done_with_lines(lines);
+            return done;
+        }
+        self.load_lines(core, now, units)
+    }
+
+    fn load_lines(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
         let mut done = now;
         for &line in lines {
             done = done.max(self.load_line(core, now, line));
@@ -186,9 +293,30 @@ impl MemorySystem {
         ready
     }
 
-    /// A store of `lines` by `core` issued at `now`: through L1 (no allocation) to L2,
-    /// which keeps the line dirty. The cycle the store is done.
-    pub fn store(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
+    /// A store of `units` (lines or write units, see [`Self::line_shift`]) by `core`
+    /// issued at `now`: through L1 (no allocation) to L2, which keeps the line dirty;
+    /// where the model sets `memory.store_sector_cycles`, each sector it writes sparsely
+    /// also occupies the core's store path that long. The cycle the store is done.
+    pub fn store(&mut self, core: usize, now: u64, units: &[u64]) -> u64 {
+        let mut done = now;
+        if !self.store_port.is_empty() {
+            let partial = self.partial_sectors(units);
+            if partial > 0 {
+                let port = &mut self.store_port[core];
+                let start = port.serve_n(now, partial);
+                done = start + (partial as f64 * port.cost()).ceil() as u64 + self.l2_latency;
+            }
+        }
+        if self.request_shift != self.line_shift {
+            let lines = self.lines_of(units);
+            done = done.max(self.store_lines(core, now, &lines));
+            self.done_with_lines(lines);
+            return done;
+        }
+        done.max(self.store_lines(core, now, units))
+    }
+
+    fn store_lines(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
         let mut done = now;
         for &line in lines {
             let w = wait(&mut self.l1_port[core], now).max(wait(&mut self.l2_link[core], now));
@@ -206,13 +334,29 @@ impl MemorySystem {
         done
     }
 
-    /// Device atomics by `core` issued at `now` on `lines`, whose lanes name
+    /// Device atomics by `core` issued at `now` on `units` (lines or write units, see
+    /// [`Self::line_shift`]), whose lanes name
     /// `addresses` (distinct, each with its lane count): each line is brought to L2, and
     /// the operations on one address run one after another, `busy` cycles each; where the
     /// model sets `memory.atomic_line_cycles`, the requests on one line also run one after
     /// another, that many cycles each. The cycle the last old value is back, `latency`
     /// after its operation.
     pub fn atomic(
+        &mut self,
+        core: usize,
+        now: u64,
+        units: &[u64],
+        addresses: &[(u64, u32)],
+        busy: u64,
+        latency: u64,
+    ) -> u64 {
+        let lines = self.lines_of(units);
+        let done = self.atomic_lines(core, now, &lines, addresses, busy, latency);
+        self.done_with_lines(lines);
+        done
+    }
+
+    fn atomic_lines(
         &mut self,
         core: usize,
         now: u64,
@@ -283,7 +427,8 @@ impl MemorySystem {
             let w = w.max(wait(&mut self.dram, now));
             self.counters.dram_bytes += self.line_bytes;
             self.counters.lines_read[DRAM] += 1;
-            let ready = now + w + self.dram_latency;
+            let loaded = self.dram_load.as_mut().map_or(0, |l| l.request(now));
+            let ready = now + w + self.dram_latency + loaded;
             let ev = self.slc.insert(line, false, ready);
             self.evict_slc(ev, now);
             ready
@@ -298,9 +443,10 @@ impl MemorySystem {
     /// measured what Apple GPUs flush when a dispatch completes (the SLC is memory-side,
     /// so its write-backs can trail the dispatch), so the write-backs add no latency;
     /// but the dispatch cannot have moved its bytes faster than DRAM's bandwidth. The
-    /// cycle the dispatch is done. Without `memory.write_back_at_end`, `now`: the lines
-    /// stay dirty and uncounted.
+    /// cycle the dispatch is done, with the model's `dispatch_cycles` added. Without
+    /// `memory.write_back_at_end`, the lines stay dirty and uncounted.
     pub fn flush(&mut self, now: u64) -> u64 {
+        let now = now + self.dispatch_cycles;
         if !self.write_back_at_end {
             return now;
         }
@@ -338,6 +484,9 @@ impl MemorySystem {
     fn evict_slc(&mut self, ev: Option<Evicted>, now: u64) {
         if let Some(Evicted { dirty: true, .. }) = ev {
             self.dram.serve(now);
+            if let Some(l) = &mut self.dram_load {
+                l.record(now);
+            }
             self.counters.dram_bytes += self.line_bytes;
             self.counters.lines_written[DRAM] += 1;
         }
@@ -463,6 +612,30 @@ mod tests {
         m.store(0, 0, &[10, 11, 12, 13]);
         assert_eq!(m.flush(1), 1);
         assert_eq!(m.counters.dram_bytes, 0);
+    }
+
+    #[test]
+    fn a_sector_model_coalesces_by_unit_and_charges_sparse_sectors() {
+        let mut gpu = metalsim_models::builtin("m1").unwrap();
+        gpu.memory.sector_bytes = Some(32);
+        gpu.memory.store_sector_cycles = Some(10.0);
+        let mut m = MemorySystem::new(&gpu, 1.0);
+        assert_eq!(m.line_shift(), 3);
+        // Units of one line: one line read from DRAM.
+        m.load(0, 0, &[0, 1, 5, 15]);
+        assert_eq!(m.counters.dram_bytes, 128);
+        assert_eq!(m.counters.lines_read[L1], 1);
+        // A store that writes one unit of each of 8 sectors (two lines) keeps the store
+        // path busy 80 cycles; one that writes two sectors in full costs nothing there,
+        // one that writes 2 more in part waits 20 behind the first.
+        let l2 = gpu.memory.l2.latency as u64;
+        let partial: Vec<u64> = (0..8).map(|s| 32 + 4 * s).collect();
+        assert_eq!(m.store(1, 1000, &partial), 1000 + 80 + l2);
+        assert_eq!(m.counters.lines_written[L2], 2);
+        let full: Vec<u64> = (64..72).collect();
+        m.store(1, 1000, &full);
+        m.store(1, 1000, &[96, 97, 100, 102]);
+        assert_eq!(m.store(1, 1000, &[80, 84]), 1000 + 100 + l2);
     }
 
     #[test]

@@ -4,8 +4,9 @@
 //! issues next and calls [`Machine::step`], then charges time for what the returned
 //! [`Executed`](crate::exec::Executed) record says happened. Timing never computes values;
 //! the machine never counts cycles. Two implementations:
-//! - [`Untimed`]: no model; threadgroups in order, their SIMD-groups round robin, each
-//!   running until it waits at a barrier or finishes (`RunOptions::timing == false`).
+//! - [`Untimed`]: no model; rounds of resident threadgroups on several workers, their
+//!   SIMD-groups round robin, each running until it waits at a barrier, finishes or
+//!   reaches a device atomic (`RunOptions::timing == false`; see [`untimed`]).
 //! - [`Model`]: the cycle-approximate model of an Apple GPU described by a
 //!   [`Gpu`](metalsim_models::Gpu): residency ([`occupancy`]), SIMD-group schedulers
 //!   with a scoreboard and pipelines ([`core`], [`table`]), and the memory system
@@ -20,10 +21,13 @@ mod model;
 mod occupancy;
 mod profiler;
 mod queue;
+mod sampled;
 mod table;
 mod untimed;
 
 pub(crate) use model::Model;
+pub(crate) use sampled::Sampled;
+pub use sampled::{Sampling, SamplingPlan};
 pub(crate) use untimed::Untimed;
 
 use metalsim_traces::Profile;

@@ -1,36 +1,352 @@
-//! The untimed scheduler: functional results only, as fast as possible.
+//! The untimed scheduler: functional results only, as fast as possible, on any number of
+//! worker threads with the same result for every number.
+//!
+//! # Rounds
+//!
+//! Up to [`ROUND`] threadgroups are resident at once, admitted in dispatch order. A
+//! *round* runs every resident threadgroup's SIMD-groups (in turn, each until it waits
+//! at a barrier, finishes, or is about to run a device atomic) against device memory as
+//! it stood at the round's start plus the threadgroup's own writes; then, in dispatch
+//! order, each threadgroup's writes land, and then the device atomics the SIMD-groups
+//! stopped before run one per SIMD-group, in (threadgroup, SIMD-group) order. So what a
+//! threadgroup reads within a round depends only on the round's start and itself, never
+//! on which worker ran it or what ran beside it: 1, 2 or N workers give bit-identical
+//! buffers, counters and findings. This is valid GPU semantics: plain writes of other
+//! threadgroups become visible at a later round (device memory is relaxed between
+//! threadgroups), and atomics are totally ordered. A threadgroup that spins on another's
+//! atomic makes progress, since every round lands the writes and runs the atomics.
+//!
+//! Each worker has its own copy of device memory. A threadgroup's stretch of a round
+//! logs its writes (`memory::Write`) and undoes them on its worker's copy at the end, so
+//! the next threadgroup there sees the round's start again; the merge replays every log
+//! on every copy in dispatch order. A threadgroup stays on the worker that started it;
+//! workers take threadgroups not started yet from a shared cursor, so a worker the host
+//! delays does not hold a round back.
+//!
+//! The sanitizer's counts and findings are per stretch and merged in the same fixed
+//! order; plain device stores are checked for races between threadgroups only at the
+//! merge, against one set of tags.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::{Timing, TimingReport};
-use crate::machine::{Machine, Status};
+use crate::fault::{Finding, KernelFault};
+use crate::machine::{Counters, GroupId, Machine, Status, Stretch};
+use crate::sanitize::Sanitizer;
 
-/// Threadgroups one at a time in dispatch order; within one, each SIMD-group in turn runs
-/// until it waits at a barrier or finishes, until all have finished.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Untimed;
+/// Threadgroups resident at once: how many a round runs (independent of the number of
+/// workers, so that every number gives the same rounds).
+pub(crate) const ROUND: usize = 64;
+
+/// The untimed scheduler on `workers` threads (at least one).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Untimed {
+    /// Worker threads.
+    pub workers: usize,
+}
+
+impl Default for Untimed {
+    fn default() -> Self {
+        Untimed { workers: 1 }
+    }
+}
 
 impl Timing for Untimed {
     fn run(&mut self, m: &mut Machine) -> TimingReport {
-        while let Some(id) = m.start_next() {
-            let n = m.group(id).simdgroups.len();
-            loop {
-                let mut all_done = true;
-                for sg in 0..n {
-                    if m.status(id, sg) == Status::Ready
-                        && let Err(fault) = m.run_until_blocked(id, sg)
-                    {
-                        return TimingReport {
-                            fault: Some(*fault),
-                            ..TimingReport::default()
-                        };
-                    }
-                    all_done &= m.status(id, sg) == Status::Done;
-                }
-                if all_done {
-                    break;
+        TimingReport {
+            fault: Rounds::run(m, self.workers.max(1)),
+            ..TimingReport::default()
+        }
+    }
+}
+
+/// A resident threadgroup.
+#[derive(Clone, Copy, Debug)]
+struct Resident {
+    /// Its index in dispatch order.
+    linear: u64,
+    /// The worker whose machine holds it (valid once started).
+    worker: usize,
+    /// Its slot there, once started.
+    id: Option<GroupId>,
+    /// All its SIMD-groups have finished.
+    finished: bool,
+}
+
+/// What a threadgroup's stretch of a round did.
+struct Ran {
+    linear: u64,
+    worker: usize,
+    id: GroupId,
+    stretch: Stretch,
+    fault: Option<Box<KernelFault>>,
+    finished: bool,
+}
+
+/// The merged totals of a parallel run.
+struct Rounds {
+    counters: Counters,
+    sanitizer: Sanitizer,
+    findings: Vec<(Finding, u32)>,
+}
+
+impl Rounds {
+    /// Runs the dispatch on `m` and `workers - 1` forks of it; the first fault.
+    /// The machine's totals so far are the starting point and come back to it with the
+    /// run's added, so a scheduler can run a stretch of a dispatch this way.
+    fn run(m: &mut Machine, workers: usize) -> Option<KernelFault> {
+        let (counters, sanitizer, findings) = m.take_totals();
+        let mut totals = Rounds {
+            counters,
+            sanitizer,
+            findings,
+        };
+        m.parallel_mode();
+        let mut others: Vec<Machine> = (1..workers).map(|_| m.fork()).collect();
+        for o in &mut others {
+            o.parallel_mode();
+        }
+        let fault = totals.rounds(m, &mut others);
+        for o in &mut others {
+            m.extend_retired(o.take_retired());
+        }
+        m.serial_mode();
+        m.adopt(totals.counters, totals.sanitizer, totals.findings);
+        fault
+    }
+
+    fn rounds<'a>(
+        &mut self,
+        m: &mut Machine<'a>,
+        others: &mut [Machine<'a>],
+    ) -> Option<KernelFault> {
+        let mut resident: Vec<Resident> = Vec::with_capacity(ROUND);
+        loop {
+            while resident.len() < ROUND
+                && let Some(linear) = m.take_next()
+            {
+                resident.push(Resident {
+                    linear,
+                    worker: 0,
+                    id: None,
+                    finished: false,
+                });
+            }
+            if resident.is_empty() {
+                return None;
+            }
+            let done = self.counters.simd_instructions;
+            let mut ran = run_round(m, others, &resident, done);
+            ran.sort_by_key(|r| r.linear);
+            // The writes land in dispatch order; the first fault ends the run.
+            for r in ran {
+                let Some(res) = resident.iter_mut().find(|x| x.linear == r.linear) else {
+                    continue;
+                };
+                res.id = Some(r.id);
+                res.worker = r.worker;
+                res.finished = r.finished;
+                self.merge(m, others, r.worker, true, r.linear, r.stretch);
+                if let Some(f) = r.fault {
+                    return Some(*f);
                 }
             }
+            // Then the deferred atomics, in (threadgroup, SIMD-group) order.
+            for res in resident.iter().filter(|r| !r.finished) {
+                let Some(id) = res.id else { continue };
+                let w = res.worker;
+                let n = machine(m, others, w).group(id).simdgroups.len();
+                for sg in 0..n {
+                    let mach = machine(m, others, w);
+                    if !mach.group(id).simdgroups[sg].at_atomic {
+                        continue;
+                    }
+                    mach.begin_stretch(self.counters.simd_instructions);
+                    let fault = mach.run_atomic(id, sg).err();
+                    let stretch = mach.end_stretch(false);
+                    self.merge(m, others, w, false, res.linear, stretch);
+                    if let Some(f) = fault {
+                        return Some(*f);
+                    }
+                }
+            }
+            resident.retain(|r| !r.finished);
+        }
+    }
+
+    /// Merges a stretch of threadgroup `linear` run on worker `owner` (whose copy of
+    /// memory still holds its writes unless `undone`).
+    fn merge(
+        &mut self,
+        m: &mut Machine,
+        others: &mut [Machine],
+        owner: usize,
+        undone: bool,
+        linear: u64,
+        s: Stretch,
+    ) {
+        self.counters.add(&s.counters);
+        for (f, pc) in s.findings {
+            if self.sanitizer.count(f.first.kind, pc) == 0 {
+                self.findings.push((f, pc));
+            }
+        }
+        self.sanitizer.merge_seen(&s.seen);
+        if !s.writes.is_empty() {
+            if undone || owner != 0 {
+                m.redo(&s.writes);
+            }
+            for (w, o) in others.iter_mut().enumerate() {
+                if undone || owner != w + 1 {
+                    o.redo(&s.writes);
+                }
+            }
+        }
+        let shape = m.shape_of(linear);
+        for d in &s.device_stores {
+            self.sanitizer.check_device_store(m.regions(), d);
+            for p in self.sanitizer.take_pending() {
+                self.findings.push(m.locate(p, &shape));
+            }
+        }
+    }
+}
+
+/// Worker `w`'s machine.
+fn machine<'m, 'a>(
+    m: &'m mut Machine<'a>,
+    others: &'m mut [Machine<'a>],
+    w: usize,
+) -> &'m mut Machine<'a> {
+    if w == 0 { m } else { &mut others[w - 1] }
+}
+
+/// Runs one round, worker 0 on this thread: each worker runs the stretches of the
+/// threadgroups it already holds, then takes threadgroups not started yet one at a time
+/// from a shared cursor (in dispatch order), so a worker the host delays does not hold
+/// the round back. Which worker runs which threadgroup does not change what it computes.
+fn run_round(
+    m: &mut Machine,
+    others: &mut [Machine],
+    resident: &[Resident],
+    done: u64,
+) -> Vec<Ran> {
+    let fresh: Vec<u64> = resident
+        .iter()
+        .filter(|r| r.id.is_none())
+        .map(|r| r.linear)
+        .collect();
+    let cursor = AtomicUsize::new(0);
+    let first_fault = AtomicU64::new(u64::MAX);
+    let round = Round {
+        resident,
+        fresh: &fresh,
+        cursor: &cursor,
+        done,
+        first_fault: &first_fault,
+    };
+    if others.is_empty() {
+        return run_share(m, 0, &round);
+    }
+    let round = &round;
+    let result = crossbeam::thread::scope(|s| {
+        let handles: Vec<_> = others
+            .iter_mut()
+            .enumerate()
+            .map(|(i, o)| s.spawn(move |_| run_share(o, i + 1, round)))
+            .collect();
+        let mut ran = run_share(m, 0, round);
+        for h in handles {
+            match h.join() {
+                Ok(r) => ran.extend(r),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        ran
+    });
+    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// What every worker of a round shares.
+struct Round<'r> {
+    resident: &'r [Resident],
+    /// Resident threadgroups not started yet, in dispatch order.
+    fresh: &'r [u64],
+    /// The next of `fresh` to take.
+    cursor: &'r AtomicUsize,
+    /// Instructions the run had counted at the round's start.
+    done: u64,
+    /// The lowest linear index of a threadgroup that faulted in this round.
+    first_fault: &'r AtomicU64,
+}
+
+/// Worker `w`'s stretches of a round: its own threadgroups in dispatch order, then fresh
+/// ones as it takes them. After a fault anywhere, threadgroups after the faulting one in
+/// dispatch order are skipped (the merge stops at the first fault in dispatch order, so
+/// they never matter); every threadgroup before it still runs.
+fn run_share(m: &mut Machine, w: usize, round: &Round) -> Vec<Ran> {
+    let mut out = Vec::new();
+    let mut own = round
+        .resident
+        .iter()
+        .filter(|r| r.worker == w && r.id.is_some());
+    loop {
+        let (linear, id) = match own.next() {
+            Some(r) => (r.linear, r.id),
+            None => match round
+                .fresh
+                .get(round.cursor.fetch_add(1, Ordering::Relaxed))
+            {
+                Some(&linear) => (linear, None),
+                None => break,
+            },
+        };
+        if linear > round.first_fault.load(Ordering::Relaxed) {
+            continue;
+        }
+        m.begin_stretch(round.done);
+        let id = id.unwrap_or_else(|| m.start_at(linear));
+        let fault = run_group(m, id).err();
+        if fault.is_some() {
+            round.first_fault.fetch_min(linear, Ordering::Relaxed);
+        }
+        let finished = fault.is_none()
+            && m.group(id)
+                .simdgroups
+                .iter()
+                .all(|g| g.status == Status::Done);
+        let stretch = m.end_stretch(true);
+        out.push(Ran {
+            linear,
+            worker: w,
+            id,
+            stretch,
+            fault,
+            finished,
+        });
+        if finished {
             m.retire(id);
         }
-        TimingReport::default()
+    }
+    out
+}
+
+/// Runs a threadgroup's SIMD-groups in turn, each until it waits at a barrier, finishes,
+/// stops before a device atomic or yields (its stretch wrote much), until none can run.
+fn run_group(m: &mut Machine, id: GroupId) -> Result<(), Box<KernelFault>> {
+    m.resume(id);
+    let n = m.group(id).simdgroups.len();
+    loop {
+        let mut ran = false;
+        for sg in 0..n {
+            let g = &m.group(id).simdgroups[sg];
+            if g.status == Status::Ready && !g.at_atomic && !g.yielded {
+                m.run_until_blocked_deferring(id, sg)?;
+                ran = true;
+            }
+        }
+        if !ran {
+            return Ok(());
+        }
     }
 }

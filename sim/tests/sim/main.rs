@@ -14,6 +14,7 @@ mod profile;
 mod props;
 mod record;
 mod robust;
+mod sampled;
 mod sanitizer;
 mod smoke;
 mod stdlib;
