@@ -65,6 +65,45 @@ fn bank_index(b: Bank) -> usize {
     }
 }
 
+/// Live-in and live-out sets of every block (indexed by block), by iterating the backward
+/// data-flow equations to their fixed point: `gen_` and `kill` are each block's upward-exposed
+/// uses and definitions over `nv` values, `rpo` the blocks in reverse postorder.
+fn liveness(
+    cfg: &Cfg,
+    rpo: &[Block],
+    gen_: &[BitSet],
+    kill: &[BitSet],
+    nv: usize,
+) -> (Vec<BitSet>, Vec<BitSet>) {
+    let nb = gen_.len();
+    let mut live_in = vec![BitSet::new(nv); nb];
+    let mut live_out = vec![BitSet::new(nv); nb];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in rpo.iter().rev() {
+            let mut out = BitSet::new(nv);
+            for s in cfg.successors(b) {
+                out.union_with(&live_in[s.index()]);
+            }
+            let mut inn = out.clone();
+            for (w, (kw, gw)) in inn
+                .0
+                .iter_mut()
+                .zip(kill[b.index()].0.iter().zip(&gen_[b.index()].0))
+            {
+                *w = (*w & !kw) | gw;
+            }
+            if inn != live_in[b.index()] {
+                live_in[b.index()] = inn;
+                changed = true;
+            }
+            live_out[b.index()] = out;
+        }
+    }
+    (live_in, live_out)
+}
+
 /// A fixed-size bit set over values.
 #[derive(Clone, PartialEq, Eq)]
 struct BitSet(Vec<u64>);
@@ -222,31 +261,7 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
             use_(v, k, g);
         }
     }
-    let mut live_in = vec![BitSet::new(nv); nb];
-    let mut live_out = vec![BitSet::new(nv); nb];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in rpo.iter().rev() {
-            let mut out = BitSet::new(nv);
-            for s in cfg.successors(b) {
-                out.union_with(&live_in[s.index()]);
-            }
-            let mut inn = out.clone();
-            for (w, (kw, gw)) in inn
-                .0
-                .iter_mut()
-                .zip(kill[b.index()].0.iter().zip(&gen_[b.index()].0))
-            {
-                *w = (*w & !kw) | gw;
-            }
-            if inn != live_in[b.index()] {
-                live_in[b.index()] = inn;
-                changed = true;
-            }
-            live_out[b.index()] = out;
-        }
-    }
+    let (live_in, live_out) = liveness(cfg, &rpo, &gen_, &kill, nv);
 
     // Tree scan in reverse postorder (every block after its dominators).
     let mut pools = [Pool::new(base[0]), Pool::new(base[1])];

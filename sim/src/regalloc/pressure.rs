@@ -32,7 +32,7 @@
 
 use metalsim_isa::{Block, Cfg, Function, Op, Type, Value};
 
-use super::{BitSet, RegisterUse};
+use super::{BitSet, RegisterUse, liveness};
 
 /// Half-registers of a value that takes none.
 const NONE: u32 = 0;
@@ -250,31 +250,7 @@ pub(super) fn register_use(f: &Function, cfg: &Cfg) -> RegisterUse {
             }
         }
     }
-    let mut live_in = vec![BitSet::new(nv); nb];
-    let mut live_out = vec![BitSet::new(nv); nb];
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in rpo.iter().rev() {
-            let mut out = BitSet::new(nv);
-            for s in cfg.successors(b) {
-                out.union_with(&live_in[s.index()]);
-            }
-            let mut inn = out.clone();
-            for (w, (kw, gw)) in inn
-                .0
-                .iter_mut()
-                .zip(kill[b.index()].0.iter().zip(&gen_[b.index()].0))
-            {
-                *w = (*w & !kw) | gw;
-            }
-            if inn != live_in[b.index()] {
-                live_in[b.index()] = inn;
-                changed = true;
-            }
-            live_out[b.index()] = out;
-        }
-    }
+    let (_, live_out) = liveness(cfg, rpo, &gen_, &kill, nv);
 
     // Walk each block backwards from what is live at its end.
     let (mut peak, mut after_sum, mut points) = (0u64, 0u64, 0u64);
