@@ -174,17 +174,17 @@ impl MemorySystem {
     /// [`load`]: Self::load
     /// [`store`]: Self::store
     /// [`atomic`]: Self::atomic
-    #[expect(
-        clippy::misnamed_getters,
-        reason = "the caller coalesces by this unit, which is the line unless the model charges sparse sectors"
-    )]
-    pub fn line_shift(&self) -> u32 {
+    pub fn request_shift(&self) -> u32 {
         self.request_shift
     }
 
-    /// The distinct lines of `units` (write units) into the working space, which the caller
-    /// hands back with [`Self::done_with_lines`].
-    fn lines_of(&mut self, units: &[u64]) -> Vec<u64> {
+    /// Runs `f` on the distinct lines of `units` (the requests of one access): `units`
+    /// themselves where requests are lines, else the lines they fall in, gathered in a
+    /// reused working space.
+    fn with_lines<R>(&mut self, units: &[u64], f: impl FnOnce(&mut Self, &[u64]) -> R) -> R {
+        if self.request_shift == self.line_shift {
+            return f(self, units);
+        }
         let mut lines = std::mem::take(&mut self.lines);
         lines.clear();
         let shift = self.line_shift - self.request_shift;
@@ -194,11 +194,9 @@ impl MemorySystem {
                 lines.push(line);
             }
         }
-        lines
-    }
-
-    fn done_with_lines(&mut self, lines: Vec<u64>) {
+        let r = f(self, &lines);
         self.lines = lines;
+        r
     }
 
     /// The sectors a store of `units` (distinct write units) writes sparsely: in one unit
@@ -249,16 +247,10 @@ impl MemorySystem {
         }
     }
 
-    /// A load of `units` (lines or write units, see [`Self::line_shift`]) by `core` issued at
+    /// A load of `units` (lines or write units, see [`Self::request_shift`]) by `core` issued at
     /// `now`: the cycle its data is back. Lines move whole.
     pub fn load(&mut self, core: usize, now: u64, units: &[u64]) -> u64 {
-        if self.request_shift != self.line_shift {
-            let lines = self.lines_of(units);
-            let done = self.load_lines(core, now, &lines);
-            self.done_with_lines(lines);
-            return done;
-        }
-        self.load_lines(core, now, units)
+        self.with_lines(units, |m, lines| m.load_lines(core, now, lines))
     }
 
     fn load_lines(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
@@ -293,7 +285,7 @@ impl MemorySystem {
         ready
     }
 
-    /// A store of `units` (lines or write units, see [`Self::line_shift`]) by `core`
+    /// A store of `units` (lines or write units, see [`Self::request_shift`]) by `core`
     /// issued at `now`: through L1 (no allocation) to L2, which keeps the line dirty;
     /// where the model sets `memory.store_sector_cycles`, each sector it writes sparsely
     /// also occupies the core's store path that long. The cycle the store is done.
@@ -307,13 +299,7 @@ impl MemorySystem {
                 done = start + (partial as f64 * port.cost()).ceil() as u64 + self.l2_latency;
             }
         }
-        if self.request_shift != self.line_shift {
-            let lines = self.lines_of(units);
-            done = done.max(self.store_lines(core, now, &lines));
-            self.done_with_lines(lines);
-            return done;
-        }
-        done.max(self.store_lines(core, now, units))
+        done.max(self.with_lines(units, |m, lines| m.store_lines(core, now, lines)))
     }
 
     fn store_lines(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
@@ -350,10 +336,9 @@ impl MemorySystem {
         busy: u64,
         latency: u64,
     ) -> u64 {
-        let lines = self.lines_of(units);
-        let done = self.atomic_lines(core, now, &lines, addresses, busy, latency);
-        self.done_with_lines(lines);
-        done
+        self.with_lines(units, |m, lines| {
+            m.atomic_lines(core, now, lines, addresses, busy, latency)
+        })
     }
 
     fn atomic_lines(
@@ -620,7 +605,7 @@ mod tests {
         gpu.memory.sector_bytes = Some(32);
         gpu.memory.store_sector_cycles = Some(10.0);
         let mut m = MemorySystem::new(&gpu, 1.0);
-        assert_eq!(m.line_shift(), 3);
+        assert_eq!(m.request_shift(), 3);
         // Units of one line: one line read from DRAM.
         m.load(0, 0, &[0, 1, 5, 15]);
         assert_eq!(m.counters.dram_bytes, 128);

@@ -541,7 +541,7 @@ impl Run<'_> {
                 (done, self.scratch.len() as u64)
             }
             Space::Device => {
-                let shift = self.mem.line_shift();
+                let shift = self.mem.request_shift();
                 coalesce::lines(a, shift, &mut self.scratch);
                 let done = match a.kind {
                     AccessKind::Load => self.mem.load(c, now, &self.scratch),
