@@ -1053,3 +1053,532 @@ fn stream_compaction_with_simd_ballots() {
     // Everything kept: every SIMD-group's vote is all().
     check_compact("compact_float32_128", "float", 256, 128, "-1000.0");
 }
+
+const SAMPLING: &str = "tests/suite/sampling.metal";
+
+/// A sampler's address mode, as the CPU reference applies it.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Address {
+    Zero,
+    Edge,
+    Border,
+    Repeat,
+    Mirror,
+}
+
+/// The sampler state the CPU reference samples with.
+#[derive(Clone, Copy, Debug)]
+struct SamplerRef {
+    pixel: bool,
+    address: Address,
+    linear: bool,
+    border: [f32; 4],
+}
+
+/// A texture for the CPU reference: RGBA texels, x fastest, and its size.
+struct TexRef<'a> {
+    texels: &'a [f32],
+    size: [i32; 3],
+    has_alpha: bool,
+}
+
+/// Where integer coordinate `i` lands on an axis of `n` texels, or `None` for a border.
+fn wrap_ref(i: i32, n: i32, a: Address) -> Option<i32> {
+    match a {
+        Address::Repeat => Some(i.rem_euclid(n)),
+        Address::Mirror => {
+            let t = i.rem_euclid(2 * n) - n;
+            Some(n - 1 - if t >= 0 { t } else { -(1 + t) })
+        }
+        Address::Edge => Some(i.clamp(0, n - 1)),
+        Address::Zero | Address::Border => (0..n).contains(&i).then_some(i),
+    }
+}
+
+/// Samples `tex` at `coord` (its first `dims` axes) the way the MSL and Vulkan
+/// specifications describe it, in f64: each axis gives one tap (nearest) or two weighted
+/// ones (linear), and the colour is the weighted sum over every combination.
+fn sample_ref(
+    tex: &TexRef,
+    s: SamplerRef,
+    coord: [f32; 3],
+    offset: [i32; 3],
+    dims: usize,
+) -> [f32; 4] {
+    let mut axes: Vec<Vec<(Option<i32>, f64)>> = Vec::new();
+    for d in 0..dims {
+        let n = tex.size[d];
+        let u = if s.pixel {
+            coord[d] as f64
+        } else {
+            coord[d] as f64 * n as f64
+        };
+        axes.push(if s.linear {
+            let u = u - 0.5;
+            let f = u.floor();
+            let i = f as i32 + offset[d];
+            let a = u - f;
+            vec![
+                (wrap_ref(i, n, s.address), 1.0 - a),
+                (wrap_ref(i + 1, n, s.address), a),
+            ]
+        } else {
+            vec![(wrap_ref(u.floor() as i32 + offset[d], n, s.address), 1.0)]
+        });
+    }
+    let mut out = [0.0f64; 4];
+    let taps: usize = axes.iter().map(|a| a.len()).product();
+    for t in 0..taps {
+        let (mut rest, mut weight, mut at, mut stride, mut inside) = (t, 1.0, 0usize, 1usize, true);
+        for (d, axis) in axes.iter().enumerate() {
+            let (i, w) = axis[rest % axis.len()];
+            rest /= axis.len();
+            weight *= w;
+            match i {
+                Some(i) => at += i as usize * stride,
+                None => inside = false,
+            }
+            stride *= tex.size[d] as usize;
+        }
+        let color = if inside {
+            let p = &tex.texels[at * 4..at * 4 + 4];
+            [p[0], p[1], p[2], p[3]]
+        } else if s.address == Address::Zero {
+            [0.0, 0.0, 0.0, if tex.has_alpha { 0.0 } else { 1.0 }]
+        } else {
+            s.border
+        };
+        for c in 0..4 {
+            out[c] += weight * color[c] as f64;
+        }
+    }
+    out.map(|v| v as f32)
+}
+
+/// A `[[sampler]]` table.
+fn sampler_table(index: u32, keys: &str) -> String {
+    format!("[[sampler]]\nindex = {index}\n{keys}\n")
+}
+
+#[test]
+fn resize_through_the_sampler_the_launch_spec_binds() {
+    let (sw, sh, dw, dh) = (7i32, 5i32, 16u32, 9u32);
+    let cases = [
+        (
+            "filter = \"linear\"\naddress = \"clamp_to_edge\"",
+            true,
+            Address::Edge,
+        ),
+        ("address = \"repeat\"", false, Address::Repeat),
+        (
+            "filter = \"linear\"\naddress = \"clamp_to_border\"\nborder_color = \"opaque_black\"",
+            true,
+            Address::Border,
+        ),
+    ];
+    for (keys, linear, address) in cases {
+        let rest = texture(
+            0,
+            "src",
+            "rgba8unorm",
+            &format!("width = {sw}\nheight = {sh}"),
+            &random(11, 0.0, 255.0),
+            false,
+        ) + &texture(
+            1,
+            "dst",
+            "rgba32float",
+            &format!("width = {dw}\nheight = {dh}"),
+            "",
+            true,
+        ) + &sampler_table(0, keys);
+        let (launch, out) =
+            run_specialized(SAMPLING, &spec("resize", [dw, dh, 1], [8, 8, 1], &rest));
+        let src = f32s(texels(&launch.buffers[0].bytes));
+        let tex = TexRef {
+            texels: &src,
+            size: [sw, sh, 1],
+            has_alpha: true,
+        };
+        let s = SamplerRef {
+            pixel: false,
+            address,
+            linear,
+            border: [0.0, 0.0, 0.0, 1.0],
+        };
+        let mut want = Vec::new();
+        for y in 0..dh {
+            for x in 0..dw {
+                let uv = [
+                    (x as f32 + 0.5) / dw as f32,
+                    (y as f32 + 0.5) / dh as f32,
+                    0.0,
+                ];
+                want.extend(sample_ref(&tex, s, uv, [0; 3], 2));
+            }
+        }
+        let got = f32s(&texture_output(&launch, &out.buffers, "dst", "float"));
+        assert_close(&got, &want, 1e-5, keys);
+    }
+}
+
+#[test]
+fn tiled_pattern_through_a_constexpr_sampler_with_repeat_and_an_offset() {
+    let (pw, ph, w, h) = (5i32, 3i32, 24u32, 16u32);
+    let scale = 2.7f32;
+    let rest = texture(
+        0,
+        "pattern",
+        "rgba16float",
+        &format!("width = {pw}\nheight = {ph}"),
+        &random(4, -2.0, 2.0),
+        false,
+    ) + &buffer(0, "out", "half4", (w * h) as u64, "", true)
+        + &buffer(
+            1,
+            "scale",
+            "float",
+            1,
+            &format!("{{ values = [{scale}] }}"),
+            false,
+        );
+    let (launch, out) = run_specialized(SAMPLING, &spec("tile", [w, h, 1], [8, 8, 1], &rest));
+    let pattern = f16s(texels(&launch.buffers[2].bytes));
+    let tex = TexRef {
+        texels: &pattern,
+        size: [pw, ph, 1],
+        has_alpha: true,
+    };
+    let s = SamplerRef {
+        pixel: false,
+        address: Address::Repeat,
+        linear: false,
+        border: [0.0; 4],
+    };
+    let mut want = Vec::new();
+    for y in 0..h {
+        for x in 0..w {
+            let uv = [
+                (x as f32 + 0.5) / w as f32 * scale - 0.25,
+                (y as f32 + 0.5) / h as f32 * scale - 0.25,
+                0.0,
+            ];
+            want.extend(sample_ref(&tex, s, uv, [1, 0, 0], 2));
+        }
+    }
+    // Nearest sampling returns a texel unchanged.
+    assert_eq!(f16s(&out.buffers[0]), want);
+}
+
+#[test]
+fn colour_grading_through_a_3d_table_with_trilinear_filtering_and_a_border() {
+    let (n, size) = (40u32, [4i32, 3, 5]);
+    let rest = texture(
+        0,
+        "lut",
+        "rgba16unorm",
+        "width = 4\nheight = 3\ndepth = 5",
+        &random(8, 0.0, 65535.0),
+        false,
+    ) + &buffer(0, "colors", "float4", n as u64, &random(2, 0.0, 1.0), false)
+        + &buffer(1, "graded", "float4", n as u64, "", true);
+    let (launch, out) = run_specialized(SAMPLING, &spec("grade", [n, 1, 1], [32, 1, 1], &rest));
+    let lut = f32s(texels(&launch.buffers[2].bytes));
+    let colors = f32s(&launch.buffers[0].bytes);
+    let tex = TexRef {
+        texels: &lut,
+        size,
+        has_alpha: true,
+    };
+    let s = SamplerRef {
+        pixel: true,
+        address: Address::Border,
+        linear: true,
+        border: [1.0; 4],
+    };
+    let mut want = Vec::new();
+    for c in colors.chunks_exact(4) {
+        let p = [0, 1, 2].map(|d| c[d] * (size[d] as f32 + 2.0) - 1.0);
+        want.extend(sample_ref(&tex, s, p, [0; 3], 3));
+    }
+    let got = f32s(&out.buffers[1]);
+    assert_close(&got, &want, 1e-5, "graded");
+    // Some colours fall in the margin and blend with the white border.
+    assert!(
+        colors
+            .chunks_exact(4)
+            .any(|c| c[..3].iter().any(|&v| v < 0.5 / 6.0))
+    );
+}
+
+#[test]
+fn curves_with_mirrored_repeat_and_integer_textures_sampled_nearest() {
+    let n = 48u32;
+    let rest = texture(
+        0,
+        "curve",
+        "r32float",
+        "width = 6",
+        "{ values = [0.0, 1.0, 4.0, 9.0, 16.0, 25.0] }",
+        false,
+    ) + &texture(
+        1,
+        "labels",
+        "rg16sint",
+        "width = 4",
+        "{ values = [1, -1, 2, -2, 3, -3, 4, -4] }",
+        false,
+    ) + &buffer(0, "values", "float", n as u64, "", true)
+        + &buffer(1, "ids", "int4", n as u64, "", true);
+    let (launch, out) = run_specialized(SAMPLING, &spec("curves", [n, 1, 1], [16, 1, 1], &rest));
+    let curve = f32s(texels(&launch.buffers[2].bytes));
+    let labels: Vec<f32> = i32s(texels(&launch.buffers[3].bytes))
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+    let mirror = SamplerRef {
+        pixel: false,
+        address: Address::Mirror,
+        linear: true,
+        border: [0.0; 4],
+    };
+    let zero = SamplerRef {
+        pixel: false,
+        address: Address::Zero,
+        linear: false,
+        border: [0.0; 4],
+    };
+    let curve_tex = TexRef {
+        texels: &curve,
+        size: [6, 1, 1],
+        has_alpha: false,
+    };
+    let label_tex = TexRef {
+        texels: &labels,
+        size: [4, 1, 1],
+        has_alpha: false,
+    };
+    let (mut values, mut ids) = (Vec::new(), Vec::new());
+    for i in 0..n {
+        let x = 3.0 * i as f32 / n as f32 - 1.0;
+        values.push(sample_ref(&curve_tex, mirror, [x, 0.0, 0.0], [0; 3], 1)[0]);
+        ids.extend(sample_ref(&label_tex, zero, [x, 0.0, 0.0], [0; 3], 1).map(|v| v as i32));
+    }
+    assert_close(&f32s(&out.buffers[0]), &values, 1e-5, "values");
+    assert_eq!(i32s(&out.buffers[1]), ids);
+    // Outside the texture a format without alpha reads opaque black (0, 0, 0, 1).
+    assert_eq!(i32s(&out.buffers[1])[..4], [0, 0, 0, 1]);
+}
+
+#[test]
+fn level_of_detail_chooses_between_the_magnification_and_minification_filters() {
+    let (w, h) = (6u32, 4u32);
+    for (lod, linear) in [(-1.0f32, false), (0.0, false), (1.5, true)] {
+        let rest = texture(
+            0,
+            "src",
+            "rgba32float",
+            "width = 3\nheight = 2",
+            &random(1, 0.0, 1.0),
+            false,
+        ) + &buffer(0, "out", "float4", (w * h) as u64, "", true)
+            + &buffer(
+                1,
+                "lod",
+                "float",
+                1,
+                &format!("{{ values = [{lod}] }}"),
+                false,
+            );
+        let (launch, out) = run_specialized(SAMPLING, &spec("minify", [w, h, 1], [8, 8, 1], &rest));
+        let src = f32s(texels(&launch.buffers[2].bytes));
+        let tex = TexRef {
+            texels: &src,
+            size: [3, 2, 1],
+            has_alpha: true,
+        };
+        let s = SamplerRef {
+            pixel: false,
+            address: Address::Edge,
+            linear,
+            border: [0.0; 4],
+        };
+        let mut want = Vec::new();
+        for y in 0..h {
+            for x in 0..w {
+                let uv = [
+                    (x as f32 + 0.25) / w as f32,
+                    (y as f32 + 0.25) / h as f32,
+                    0.0,
+                ];
+                want.extend(sample_ref(&tex, s, uv, [0; 3], 2));
+            }
+        }
+        assert_close(&f32s(&out.buffers[0]), &want, 1e-5, &format!("lod {lod}"));
+    }
+}
+
+#[test]
+fn texture_arrays_read_sampled_and_written_per_slice() {
+    let (w, h, n) = (5u32, 4u32, 3u32);
+    let rest = texture(
+        0,
+        "stack",
+        "rgba32float",
+        &format!("width = {w}\nheight = {h}\narray_length = {n}"),
+        &random(6, -1.0, 1.0),
+        false,
+    ) + &texture(
+        1,
+        "mean",
+        "rgba32float",
+        &format!("width = {w}\nheight = {h}"),
+        "",
+        true,
+    );
+    let (launch, out) = run_specialized(SAMPLING, &spec("stack_mean", [w, h, 1], [8, 8, 1], &rest));
+    let stack = f32s(texels(&launch.buffers[0].bytes));
+    let plane = (w * h * 4) as usize;
+    let want: Vec<f32> = (0..plane)
+        .map(|i| (0..n as usize).map(|s| stack[s * plane + i]).sum::<f32>() / n as f32)
+        .collect();
+    assert_close(
+        &f32s(&texture_output(&launch, &out.buffers, "mean", "float")),
+        &want,
+        1e-6,
+        "mean",
+    );
+
+    let (pw, ow, lw) = (6i32, 9u32, 4i32);
+    let row = 0.6f32;
+    let rest = texture(
+        0,
+        "palette",
+        "rgba16float",
+        &format!("width = {pw}\narray_length = {n}"),
+        &random(3, 0.0, 1.0),
+        false,
+    ) + &texture(
+        1,
+        "layers",
+        "rgba8unorm",
+        &format!("width = {lw}\nheight = {lw}\narray_length = {n}"),
+        &random(7, 0.0, 255.0),
+        false,
+    ) + &texture(
+        2,
+        "out",
+        "rgba32float",
+        &format!("width = {ow}\narray_length = {n}"),
+        "",
+        true,
+    ) + &buffer(
+        0,
+        "row",
+        "float",
+        1,
+        &format!("{{ values = [{row}] }}"),
+        false,
+    );
+    let (launch, out) = run_specialized(SAMPLING, &spec("ramps", [ow, n, 1], [16, 4, 1], &rest));
+    let palette = f16s(texels(&launch.buffers[1].bytes));
+    let layers = f32s(texels(&launch.buffers[2].bytes));
+    let s = SamplerRef {
+        pixel: false,
+        address: Address::Edge,
+        linear: true,
+        border: [0.0; 4],
+    };
+    let mut want = Vec::new();
+    for slice in 0..n as usize {
+        let ramp = &palette[slice * pw as usize * 4..][..pw as usize * 4];
+        let layer = (slice + 1).min(n as usize - 1);
+        let image = &layers[layer * (lw * lw * 4) as usize..][..(lw * lw * 4) as usize];
+        for x in 0..ow {
+            let u = (x as f32 + 0.5) / ow as f32;
+            let base = sample_ref(
+                &TexRef {
+                    texels: ramp,
+                    size: [pw, 1, 1],
+                    has_alpha: true,
+                },
+                s,
+                [u, 0.0, 0.0],
+                [0; 3],
+                1,
+            );
+            let base = base.map(|c| half::f16::from_f32(c).to_f32());
+            let tint = sample_ref(
+                &TexRef {
+                    texels: image,
+                    size: [lw, lw, 1],
+                    has_alpha: true,
+                },
+                s,
+                [u, row, 0.0],
+                [0; 3],
+                2,
+            );
+            want.extend((0..4).map(|c| base[c] + tint[c]));
+        }
+    }
+    let got = f32s(&texture_output(&launch, &out.buffers, "out", "float"));
+    // The half palette's filtered value is rounded to half before the f32 sum.
+    assert_close(&got, &want, 2e-3, "ramps");
+}
+
+#[test]
+fn shadow_lookups_compare_and_filter_a_depth_texture() {
+    let (n, w, h) = (64u32, 7i32, 5i32);
+    let rest = texture(
+        0,
+        "shadow_map",
+        "depth32float",
+        &format!("width = {w}\nheight = {h}"),
+        &random(12, 0.0, 1.0),
+        false,
+    ) + &buffer(
+        0,
+        "points",
+        "float4",
+        n as u64,
+        &random(13, 0.0, 1.0),
+        false,
+    ) + &buffer(1, "lit", "float4", n as u64, "", true);
+    let (launch, out) = run_specialized(SAMPLING, &spec("shadow", [n, 1, 1], [32, 1, 1], &rest));
+    let depth = f32s(texels(&launch.buffers[2].bytes));
+    let points = f32s(&launch.buffers[0].bytes);
+    let tex = TexRef {
+        texels: &depth,
+        size: [w, h, 1],
+        has_alpha: false,
+    };
+    let s = SamplerRef {
+        pixel: false,
+        address: Address::Edge,
+        linear: true,
+        border: [0.0; 4],
+    };
+    // The comparisons as a texture of 1s and 0s, sampled the same way.
+    let mut want = Vec::new();
+    let mut partly = 0;
+    for p in points.chunks_exact(4) {
+        let passed: Vec<f32> = depth
+            .chunks_exact(4)
+            .flat_map(|t| [if p[2] <= t[0] { 1.0 } else { 0.0 }, 0.0, 0.0, 1.0])
+            .collect();
+        let compared = TexRef {
+            texels: &passed,
+            size: [w, h, 1],
+            has_alpha: false,
+        };
+        let pcf = sample_ref(&compared, s, [p[0], p[1], 0.0], [0; 3], 2)[0];
+        partly += usize::from(pcf > 0.0 && pcf < 1.0);
+        let filtered = sample_ref(&tex, s, [p[0], p[1], 0.0], [0; 3], 2)[0];
+        let (x, y) = ((p[0] * w as f32) as i32, (p[1] * h as f32) as i32);
+        let read = depth[((y.min(h - 1) * w + x.min(w - 1)) * 4) as usize];
+        want.extend([pcf, filtered, read, 0.0]);
+    }
+    assert_close(&f32s(&out.buffers[1]), &want, 1e-5, "shadow");
+    assert!(partly > 4, "too few points on a shadow edge: {partly}");
+}

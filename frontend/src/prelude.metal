@@ -531,12 +531,282 @@ typedef matrix<half, 4, 4> half4x4;
 // the end, so the simulator faults naming the texture rather than reading another texel.
 enum class access { sample = 0, read = 1, write = 2, read_write = 3 };
 
+// Samplers (MSL spec 2.6). Each enumerator carries its enum's kind in its high byte, so
+// that one `__set(uint)` takes any of them: the lowering gives an enum the type of its
+// underlying integer, so overloads could not tell `filter` from `address`.
+enum class coord : uint { normalized = 0x100, pixel };
+enum class address : uint {
+    clamp_to_zero = 0x200, clamp_to_edge, clamp_to_border, repeat, mirrored_repeat
+};
+enum class s_address : uint {
+    clamp_to_zero = 0x300, clamp_to_edge, clamp_to_border, repeat, mirrored_repeat
+};
+enum class t_address : uint {
+    clamp_to_zero = 0x400, clamp_to_edge, clamp_to_border, repeat, mirrored_repeat
+};
+enum class r_address : uint {
+    clamp_to_zero = 0x500, clamp_to_edge, clamp_to_border, repeat, mirrored_repeat
+};
+enum class filter : uint { nearest = 0x600, linear };
+enum class mag_filter : uint { nearest = 0x700, linear };
+enum class min_filter : uint { nearest = 0x800, linear };
+enum class mip_filter : uint { none = 0x900, nearest, linear };
+enum class border_color : uint { transparent_black = 0xa00, opaque_black, opaque_white };
+enum class compare_func : uint {
+    none = 0xb00, less, less_equal, greater, greater_equal, equal, not_equal, always, never
+};
+
+struct max_anisotropy {
+    int __value;
+    constexpr max_anisotropy(int v) : __value(v) {}
+};
+
+struct lod_clamp {
+    float __min;
+    float __max;
+    constexpr lod_clamp(float lo, float hi) : __min(lo), __max(hi) {}
+};
+
+// The sampler state. A `[[sampler(n)]]` kernel parameter is loaded from a hidden buffer
+// the launch spec fills with these twelve words in this order (launch/src/sampler.rs);
+// the enums are stored as their position in the enum (`address::repeat` is 3).
+struct sampler {
+    uint __coord = 0;
+    uint __s_address = 1;
+    uint __t_address = 1;
+    uint __r_address = 1;
+    uint __mag_filter = 0;
+    uint __min_filter = 0;
+    uint __mip_filter = 0;
+    uint __border_color = 0;
+    uint __compare_func = 0;
+    uint __max_anisotropy = 1;
+    float __lod_min = 0.0f;
+    float __lod_max = MAXFLOAT;
+
+    // The last of several values of one enum wins (MSL spec 2.6).
+    constexpr void __set(uint v) {
+        uint kind = v >> 8;
+        uint x = v & 0xff;
+        if (kind == 1) {
+            __coord = x;
+        } else if (kind == 2) {
+            __s_address = x;
+            __t_address = x;
+            __r_address = x;
+        } else if (kind == 3) {
+            __s_address = x;
+        } else if (kind == 4) {
+            __t_address = x;
+        } else if (kind == 5) {
+            __r_address = x;
+        } else if (kind == 6) {
+            __mag_filter = x;
+            __min_filter = x;
+        } else if (kind == 7) {
+            __mag_filter = x;
+        } else if (kind == 8) {
+            __min_filter = x;
+        } else if (kind == 9) {
+            __mip_filter = x;
+        } else if (kind == 10) {
+            __border_color = x;
+        } else if (kind == 11) {
+            __compare_func = x;
+        }
+    }
+    constexpr void __set(max_anisotropy a) { __max_anisotropy = uint(a.__value); }
+    constexpr void __set(lod_clamp c) {
+        __lod_min = c.__min;
+        __lod_max = c.__max;
+    }
+    constexpr void __apply() {}
+    template <typename P, typename... Ps> constexpr void __apply(P p, Ps... ps) {
+        __set(p);
+        __apply(ps...);
+    }
+    template <typename... Ps> constexpr sampler(Ps... params) { __apply(params...); }
+};
+
+// The level-of-detail options of `sample` (5.10.3). Textures have one mipmap level, so a
+// level of detail only chooses between the sampler's `mag_filter` (0 or less) and
+// `min_filter` (above 0), after the sampler's `lod_clamp`.
+struct bias {
+    float __value;
+    constexpr bias(float v) : __value(v) {}
+};
+struct level {
+    float __lod;
+    constexpr level(float lod) : __lod(lod) {}
+};
+struct min_lod_clamp {
+    float __value;
+    constexpr min_lod_clamp(float v) : __value(v) {}
+};
+struct gradient2d {
+    float2 __dx;
+    float2 __dy;
+    constexpr gradient2d(float2 dx, float2 dy) : __dx(dx), __dy(dy) {}
+};
+struct gradient3d {
+    float3 __dx;
+    float3 __dy;
+    constexpr gradient3d(float3 dx, float3 dy) : __dx(dx), __dy(dy) {}
+};
+
+// Whether a sample at this level of detail filters linearly. Integer textures are never
+// filtered (Metal's integer pixel formats are not filterable): they sample the nearest texel.
+template <typename T> bool __sampler_linear(sampler s, float lod) {
+    lod = clamp(lod, s.__lod_min, s.__lod_max);
+    return is_floating_point_v<T> && (lod > 0.0f ? s.__min_filter : s.__mag_filter) == 1;
+}
+
+// The level of detail of a gradient (texel units): log2 of the longer footprint axis.
+template <typename V> float __sampler_gradient_lod(V dx, V dy, V size, uint coord_mode) {
+    V scale = coord_mode == 0 ? size : V(1.0f);
+    return log2(max(length(dx * scale), length(dy * scale)));
+}
+
+// The texel coordinate of a sampling coordinate along an axis of `n` texels.
+inline float __sampler_unnormalize(float c, uint n, uint coord_mode) {
+    return coord_mode == 0 ? c * float(n) : c;
+}
+
+// Where the integer texel coordinate `i` lands on an axis of `n` texels under an address
+// mode (0 clamp_to_zero, 1 clamp_to_edge, 2 clamp_to_border, 3 repeat, 4 mirrored_repeat;
+// the wrapping of the Vulkan specification, 16.7.1, which Metal's modes match): x is a
+// texel inside the texture, y says whether the tap is outside and reads a border instead
+// (0 no, 1 clamp_to_zero's zero, 2 the sampler's border colour).
+inline int2 __sampler_wrap(int i, int n, uint mode) {
+    if (mode == 3) {
+        int m = i % n;
+        return int2(m < 0 ? m + n : m, 0);
+    }
+    if (mode == 4) {
+        int t = i % (2 * n);
+        t = t < 0 ? t + 2 * n : t;
+        int a = t - n;
+        return int2(n - 1 - (a >= 0 ? a : -(1 + a)), 0);
+    }
+    bool outside = i < 0 || i >= n;
+    return int2(clamp(i, 0, n - 1), !outside || mode == 1 ? 0 : (mode == 0 ? 1 : 2));
+}
+
+// A tap's colour: the texel, or a border. clamp_to_zero gives transparent black, or opaque
+// black for a format without alpha (the texture's header holds its channel count in bits
+// 24 to 31 of the format word).
+template <typename T>
+vec<T, 4> __sampler_tap(sampler s, int outside, vec<T, 4> texel, uint format) {
+    if (outside == 0) {
+        return texel;
+    }
+    if (outside == 1) {
+        return vec<T, 4>(0, 0, 0, (format >> 24) == 4 ? 0 : 1);
+    }
+    if (s.__border_color == 0) {
+        return vec<T, 4>(0);
+    }
+    return s.__border_color == 1 ? vec<T, 4>(0, 0, 0, 1) : vec<T, 4>(1);
+}
+
+// Sampling (MSL spec 5.10) over `texels`, row-major, of a texture or one array slice of
+// `w` x `h` x `d` texels, by the rules of the MSL and Vulkan specifications (16.5 to 16.8):
+// coordinates scaled by the size when normalized; nearest takes the texel at floor(u) plus
+// the offset; linear weights the texels around u - 0.5 by the fractions, in f32.
+template <typename T>
+vec<T, 4> __sample1d(device vec<T, 4>* texels, uint w_, uint format, sampler s, float coord,
+                     float lod) {
+    int w = int(w_);
+    float u = __sampler_unnormalize(coord, w_, s.__coord);
+    if (!__sampler_linear<T>(s, lod)) {
+        int2 x = __sampler_wrap(int(floor(u)), w, s.__s_address);
+        return __sampler_tap<T>(s, x.y, texels[x.x], format);
+    }
+    u -= 0.5f;
+    float f = floor(u);
+    float a = u - f;
+    int2 x0 = __sampler_wrap(int(f), w, s.__s_address);
+    int2 x1 = __sampler_wrap(int(f) + 1, w, s.__s_address);
+    return vec<T, 4>((1.0f - a) * float4(__sampler_tap<T>(s, x0.y, texels[x0.x], format))
+                     + a * float4(__sampler_tap<T>(s, x1.y, texels[x1.x], format)));
+}
+
+template <typename T>
+vec<T, 4> __sample2d(device vec<T, 4>* texels, uint w_, uint h_, uint format, sampler s,
+                     float2 coord, int2 offset, float lod) {
+    int w = int(w_);
+    int h = int(h_);
+    float2 u = float2(__sampler_unnormalize(coord.x, w_, s.__coord),
+                      __sampler_unnormalize(coord.y, h_, s.__coord));
+    if (!__sampler_linear<T>(s, lod)) {
+        int2 x = __sampler_wrap(int(floor(u.x)) + offset.x, w, s.__s_address);
+        int2 y = __sampler_wrap(int(floor(u.y)) + offset.y, h, s.__t_address);
+        return __sampler_tap<T>(s, max(x.y, y.y), texels[y.x * w + x.x], format);
+    }
+    u -= 0.5f;
+    float2 f = floor(u);
+    float2 a = u - f;
+    int2 i = int2(f) + offset;
+    int2 x0 = __sampler_wrap(i.x, w, s.__s_address);
+    int2 x1 = __sampler_wrap(i.x + 1, w, s.__s_address);
+    int2 y0 = __sampler_wrap(i.y, h, s.__t_address);
+    int2 y1 = __sampler_wrap(i.y + 1, h, s.__t_address);
+    float4 c00 = float4(__sampler_tap<T>(s, max(x0.y, y0.y), texels[y0.x * w + x0.x], format));
+    float4 c10 = float4(__sampler_tap<T>(s, max(x1.y, y0.y), texels[y0.x * w + x1.x], format));
+    float4 c01 = float4(__sampler_tap<T>(s, max(x0.y, y1.y), texels[y1.x * w + x0.x], format));
+    float4 c11 = float4(__sampler_tap<T>(s, max(x1.y, y1.y), texels[y1.x * w + x1.x], format));
+    return vec<T, 4>((1.0f - a.y) * ((1.0f - a.x) * c00 + a.x * c10)
+                     + a.y * ((1.0f - a.x) * c01 + a.x * c11));
+}
+
+template <typename T>
+vec<T, 4> __sample3d(device vec<T, 4>* texels, uint3 size, uint format, sampler s, float3 coord,
+                     int3 offset, float lod) {
+    int w = int(size.x);
+    int h = int(size.y);
+    int d = int(size.z);
+    float3 u = float3(__sampler_unnormalize(coord.x, size.x, s.__coord),
+                      __sampler_unnormalize(coord.y, size.y, s.__coord),
+                      __sampler_unnormalize(coord.z, size.z, s.__coord));
+    if (!__sampler_linear<T>(s, lod)) {
+        int2 x = __sampler_wrap(int(floor(u.x)) + offset.x, w, s.__s_address);
+        int2 y = __sampler_wrap(int(floor(u.y)) + offset.y, h, s.__t_address);
+        int2 z = __sampler_wrap(int(floor(u.z)) + offset.z, d, s.__r_address);
+        return __sampler_tap<T>(s, max(max(x.y, y.y), z.y), texels[(z.x * h + y.x) * w + x.x],
+                                format);
+    }
+    u -= 0.5f;
+    float3 f = floor(u);
+    float3 a = u - f;
+    int3 i = int3(f) + offset;
+    int2 x0 = __sampler_wrap(i.x, w, s.__s_address);
+    int2 x1 = __sampler_wrap(i.x + 1, w, s.__s_address);
+    int2 y0 = __sampler_wrap(i.y, h, s.__t_address);
+    int2 y1 = __sampler_wrap(i.y + 1, h, s.__t_address);
+    int2 z0 = __sampler_wrap(i.z, d, s.__r_address);
+    int2 z1 = __sampler_wrap(i.z + 1, d, s.__r_address);
+    float4 front = (1.0f - a.y) * ((1.0f - a.x) * float4(__sampler_tap<T>(s, max(max(x0.y, y0.y), z0.y), texels[(z0.x * h + y0.x) * w + x0.x], format))
+                                   + a.x * float4(__sampler_tap<T>(s, max(max(x1.y, y0.y), z0.y), texels[(z0.x * h + y0.x) * w + x1.x], format)))
+                   + a.y * ((1.0f - a.x) * float4(__sampler_tap<T>(s, max(max(x0.y, y1.y), z0.y), texels[(z0.x * h + y1.x) * w + x0.x], format))
+                            + a.x * float4(__sampler_tap<T>(s, max(max(x1.y, y1.y), z0.y), texels[(z0.x * h + y1.x) * w + x1.x], format)));
+    float4 back = (1.0f - a.y) * ((1.0f - a.x) * float4(__sampler_tap<T>(s, max(max(x0.y, y0.y), z1.y), texels[(z1.x * h + y0.x) * w + x0.x], format))
+                                  + a.x * float4(__sampler_tap<T>(s, max(max(x1.y, y0.y), z1.y), texels[(z1.x * h + y0.x) * w + x1.x], format)))
+                  + a.y * ((1.0f - a.x) * float4(__sampler_tap<T>(s, max(max(x0.y, y1.y), z1.y), texels[(z1.x * h + y1.x) * w + x0.x], format))
+                           + a.x * float4(__sampler_tap<T>(s, max(max(x1.y, y1.y), z1.y), texels[(z1.x * h + y1.x) * w + x1.x], format)));
+    return vec<T, 4>((1.0f - a.z) * front + a.z * back);
+}
+
+// The array slice a sample reads: the index clamped to the array (Vulkan 16.5.1 rounds and
+// clamps the layer coordinate).
+inline uint __sampler_layer(uint array, uint layers) { return min(array, layers - 1); }
+
 template <typename T, access A = access::sample>
 struct texture1d {
     device vec<T, 4>* __texels;
     uint __width;
     uint __height;
     uint __depth;
+    uint __format;
     uint get_width(uint lod = 0) const { return __width; }
     uint get_num_mip_levels() const { return 1; }
     uint __index(uint x, uint lod) const { return x < __width && lod == 0 ? x : __width; }
@@ -553,6 +823,48 @@ struct texture1d {
     void write(vec<T, 4> color, ushort coord, ushort lod = 0) const {
         write(color, uint(coord), uint(lod));
     }
+    vec<T, 4> sample(sampler s, float coord) const {
+        static_assert(A == access::sample, "sample() needs a texture with access::sample");
+        return __sample1d<T>(__texels, __width, __format, s, coord, 0.0f);
+    }
+    void fence() const {}
+};
+
+// A 1D texture array: slice `i` is row `i` of the texels (`__height` is the array size).
+template <typename T, access A = access::sample>
+struct texture1d_array {
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width(uint lod = 0) const { return __width; }
+    uint get_array_size() const { return __height; }
+    uint get_num_mip_levels() const { return 1; }
+    uint __index(uint x, uint array, uint lod) const {
+        return x < __width && array < __height && lod == 0 ? array * __width + x
+                                                           : __width * __height;
+    }
+    vec<T, 4> read(uint coord, uint array, uint lod = 0) const {
+        static_assert(A != access::write, "read() on a texture with access::write");
+        return __texels[__index(coord, array, lod)];
+    }
+    void write(vec<T, 4> color, uint coord, uint array, uint lod = 0) const {
+        static_assert(A == access::write || A == access::read_write,
+                      "write() needs a texture with access::write or access::read_write");
+        __texels[__index(coord, array, lod)] = color;
+    }
+    vec<T, 4> read(ushort coord, ushort array, ushort lod = 0) const {
+        return read(uint(coord), uint(array), uint(lod));
+    }
+    void write(vec<T, 4> color, ushort coord, ushort array, ushort lod = 0) const {
+        write(color, uint(coord), uint(array), uint(lod));
+    }
+    vec<T, 4> sample(sampler s, float coord, uint array) const {
+        static_assert(A == access::sample, "sample() needs a texture with access::sample");
+        device vec<T, 4>* slice = __texels + __sampler_layer(array, __height) * __width;
+        return __sample1d<T>(slice, __width, __format, s, coord, 0.0f);
+    }
     void fence() const {}
 };
 
@@ -562,6 +874,7 @@ struct texture2d {
     uint __width;
     uint __height;
     uint __depth;
+    uint __format;
     uint get_width(uint lod = 0) const { return __width; }
     uint get_height(uint lod = 0) const { return __height; }
     uint get_num_mip_levels() const { return 1; }
@@ -582,6 +895,86 @@ struct texture2d {
     void write(vec<T, 4> color, ushort2 coord, ushort lod = 0) const {
         write(color, uint2(coord), uint(lod));
     }
+    vec<T, 4> __sample(sampler s, float2 coord, int2 offset, float lod) const {
+        static_assert(A == access::sample, "sample() needs a texture with access::sample");
+        return __sample2d<T>(__texels, __width, __height, __format, s, coord, offset, lod);
+    }
+    vec<T, 4> sample(sampler s, float2 coord, int2 offset = int2(0)) const {
+        return __sample(s, coord, offset, 0.0f);
+    }
+    vec<T, 4> sample(sampler s, float2 coord, bias b, int2 offset = int2(0)) const {
+        return __sample(s, coord, offset, b.__value);
+    }
+    vec<T, 4> sample(sampler s, float2 coord, level l, int2 offset = int2(0)) const {
+        return __sample(s, coord, offset, l.__lod);
+    }
+    vec<T, 4> sample(sampler s, float2 coord, min_lod_clamp m, int2 offset = int2(0)) const {
+        return __sample(s, coord, offset, max(m.__value, 0.0f));
+    }
+    vec<T, 4> sample(sampler s, float2 coord, gradient2d g, int2 offset = int2(0)) const {
+        float2 size = float2(float(__width), float(__height));
+        return __sample(s, coord, offset,
+                          __sampler_gradient_lod(g.__dx, g.__dy, size, s.__coord));
+    }
+    void fence() const {}
+};
+
+// A 2D texture array: slice `i` is depth slice `i` of the texels (`__depth` is the array
+// size).
+template <typename T, access A = access::sample>
+struct texture2d_array {
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width(uint lod = 0) const { return __width; }
+    uint get_height(uint lod = 0) const { return __height; }
+    uint get_array_size() const { return __depth; }
+    uint get_num_mip_levels() const { return 1; }
+    uint __index(uint2 c, uint array, uint lod) const {
+        return c.x < __width && c.y < __height && array < __depth && lod == 0
+                   ? (array * __height + c.y) * __width + c.x
+                   : __width * __height * __depth;
+    }
+    vec<T, 4> read(uint2 coord, uint array, uint lod = 0) const {
+        static_assert(A != access::write, "read() on a texture with access::write");
+        return __texels[__index(coord, array, lod)];
+    }
+    void write(vec<T, 4> color, uint2 coord, uint array, uint lod = 0) const {
+        static_assert(A == access::write || A == access::read_write,
+                      "write() needs a texture with access::write or access::read_write");
+        __texels[__index(coord, array, lod)] = color;
+    }
+    vec<T, 4> read(ushort2 coord, ushort array, ushort lod = 0) const {
+        return read(uint2(coord), uint(array), uint(lod));
+    }
+    void write(vec<T, 4> color, ushort2 coord, ushort array, ushort lod = 0) const {
+        write(color, uint2(coord), uint(array), uint(lod));
+    }
+    vec<T, 4> __sample(sampler s, float2 coord, uint array, int2 offset, float lod) const {
+        static_assert(A == access::sample, "sample() needs a texture with access::sample");
+        device vec<T, 4>* slice =
+            __texels + __sampler_layer(array, __depth) * (__width * __height);
+        return __sample2d<T>(slice, __width, __height, __format, s, coord, offset, lod);
+    }
+    vec<T, 4> sample(sampler s, float2 coord, uint array, int2 offset = int2(0)) const {
+        return __sample(s, coord, array, offset, 0.0f);
+    }
+    vec<T, 4> sample(sampler s, float2 coord, uint array, bias b, int2 offset = int2(0)) const {
+        return __sample(s, coord, array, offset, b.__value);
+    }
+    vec<T, 4> sample(sampler s, float2 coord, uint array, level l, int2 offset = int2(0)) const {
+        return __sample(s, coord, array, offset, l.__lod);
+    }
+    vec<T, 4> sample(sampler s, float2 coord, uint array, min_lod_clamp m, int2 offset = int2(0)) const {
+        return __sample(s, coord, array, offset, max(m.__value, 0.0f));
+    }
+    vec<T, 4> sample(sampler s, float2 coord, uint array, gradient2d g, int2 offset = int2(0)) const {
+        float2 size = float2(float(__width), float(__height));
+        return __sample(s, coord, array, offset,
+                          __sampler_gradient_lod(g.__dx, g.__dy, size, s.__coord));
+    }
     void fence() const {}
 };
 
@@ -591,6 +984,7 @@ struct texture3d {
     uint __width;
     uint __height;
     uint __depth;
+    uint __format;
     uint get_width(uint lod = 0) const { return __width; }
     uint get_height(uint lod = 0) const { return __height; }
     uint get_depth(uint lod = 0) const { return __depth; }
@@ -612,6 +1006,131 @@ struct texture3d {
     vec<T, 4> read(ushort3 coord, ushort lod = 0) const { return read(uint3(coord), uint(lod)); }
     void write(vec<T, 4> color, ushort3 coord, ushort lod = 0) const {
         write(color, uint3(coord), uint(lod));
+    }
+    vec<T, 4> __sample(sampler s, float3 coord, int3 offset, float lod) const {
+        static_assert(A == access::sample, "sample() needs a texture with access::sample");
+        uint3 size = uint3(__width, __height, __depth);
+        return __sample3d<T>(__texels, size, __format, s, coord, offset, lod);
+    }
+    vec<T, 4> sample(sampler s, float3 coord, int3 offset = int3(0)) const {
+        return __sample(s, coord, offset, 0.0f);
+    }
+    vec<T, 4> sample(sampler s, float3 coord, bias b, int3 offset = int3(0)) const {
+        return __sample(s, coord, offset, b.__value);
+    }
+    vec<T, 4> sample(sampler s, float3 coord, level l, int3 offset = int3(0)) const {
+        return __sample(s, coord, offset, l.__lod);
+    }
+    vec<T, 4> sample(sampler s, float3 coord, min_lod_clamp m, int3 offset = int3(0)) const {
+        return __sample(s, coord, offset, max(m.__value, 0.0f));
+    }
+    vec<T, 4> sample(sampler s, float3 coord, gradient3d g, int3 offset = int3(0)) const {
+        float3 size = float3(float(__width), float(__height), float(__depth));
+        return __sample(s, coord, offset,
+                          __sampler_gradient_lod(g.__dx, g.__dy, size, s.__coord));
+    }
+    void fence() const {}
+};
+
+// Whether a depth comparison passes: `ref` against the texel's depth `d` by the sampler's
+// compare_func (none, less, less_equal, greater, greater_equal, equal, not_equal, always,
+// never), as Metal's compare functions test a new value against a stored one.
+inline bool __sampler_compare(uint func, float ref, float d) {
+    switch (func) {
+    case 1: return ref < d;
+    case 2: return ref <= d;
+    case 3: return ref > d;
+    case 4: return ref >= d;
+    case 5: return ref == d;
+    case 6: return ref != d;
+    case 7: return true;
+    default: return false;
+    }
+}
+
+// `sample_compare` (percentage-closer filtering): each tap's comparison gives 1 or 0, and
+// those are filtered as `sample` filters texels.
+inline float __sample_compare2d(device float4* texels, uint w_, uint h_, uint format, sampler s,
+                                float2 coord, float ref, int2 offset, float lod) {
+    int w = int(w_);
+    int h = int(h_);
+    float2 u = float2(__sampler_unnormalize(coord.x, w_, s.__coord),
+                      __sampler_unnormalize(coord.y, h_, s.__coord));
+    if (!__sampler_linear<float>(s, lod)) {
+        int2 x = __sampler_wrap(int(floor(u.x)) + offset.x, w, s.__s_address);
+        int2 y = __sampler_wrap(int(floor(u.y)) + offset.y, h, s.__t_address);
+        float d = __sampler_tap<float>(s, max(x.y, y.y), texels[y.x * w + x.x], format).x;
+        return __sampler_compare(s.__compare_func, ref, d) ? 1.0f : 0.0f;
+    }
+    u -= 0.5f;
+    float2 f = floor(u);
+    float2 a = u - f;
+    int2 i = int2(f) + offset;
+    int2 x0 = __sampler_wrap(i.x, w, s.__s_address);
+    int2 x1 = __sampler_wrap(i.x + 1, w, s.__s_address);
+    int2 y0 = __sampler_wrap(i.y, h, s.__t_address);
+    int2 y1 = __sampler_wrap(i.y + 1, h, s.__t_address);
+    float d00 = __sampler_tap<float>(s, max(x0.y, y0.y), texels[y0.x * w + x0.x], format).x;
+    float d10 = __sampler_tap<float>(s, max(x1.y, y0.y), texels[y0.x * w + x1.x], format).x;
+    float d01 = __sampler_tap<float>(s, max(x0.y, y1.y), texels[y1.x * w + x0.x], format).x;
+    float d11 = __sampler_tap<float>(s, max(x1.y, y1.y), texels[y1.x * w + x1.x], format).x;
+    float c00 = __sampler_compare(s.__compare_func, ref, d00) ? 1.0f : 0.0f;
+    float c10 = __sampler_compare(s.__compare_func, ref, d10) ? 1.0f : 0.0f;
+    float c01 = __sampler_compare(s.__compare_func, ref, d01) ? 1.0f : 0.0f;
+    float c11 = __sampler_compare(s.__compare_func, ref, d11) ? 1.0f : 0.0f;
+    return (1.0f - a.y) * ((1.0f - a.x) * c00 + a.x * c10)
+           + a.y * ((1.0f - a.x) * c01 + a.x * c11);
+}
+
+// A 2D depth texture: depth in the first channel of each texel (MSL spec 5.10.9).
+template <typename T, access A = access::sample>
+struct depth2d {
+    static_assert(is_same_v<T, float>, "a depth texture's type is float");
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width(uint lod = 0) const { return __width; }
+    uint get_height(uint lod = 0) const { return __height; }
+    uint get_num_mip_levels() const { return 1; }
+    uint __index(uint2 c, uint lod) const {
+        return c.x < __width && c.y < __height && lod == 0 ? c.y * __width + c.x
+                                                           : __width * __height;
+    }
+    T read(uint2 coord, uint lod = 0) const {
+        static_assert(A != access::write, "read() on a texture with access::write");
+        return __texels[__index(coord, lod)].x;
+    }
+    T read(ushort2 coord, ushort lod = 0) const { return read(uint2(coord), uint(lod)); }
+    void write(T depth, uint2 coord, uint lod = 0) const {
+        static_assert(A == access::write || A == access::read_write,
+                      "write() needs a texture with access::write or access::read_write");
+        __texels[__index(coord, lod)] = vec<T, 4>(depth, 0, 0, 1);
+    }
+    void write(T depth, ushort2 coord, ushort lod = 0) const {
+        write(depth, uint2(coord), uint(lod));
+    }
+    T sample(sampler s, float2 coord, int2 offset = int2(0)) const {
+        static_assert(A == access::sample, "sample() needs a texture with access::sample");
+        return __sample2d<T>(__texels, __width, __height, __format, s, coord, offset, 0.0f).x;
+    }
+    T sample(sampler s, float2 coord, level l, int2 offset = int2(0)) const {
+        static_assert(A == access::sample, "sample() needs a texture with access::sample");
+        return __sample2d<T>(__texels, __width, __height, __format, s, coord, offset, l.__lod).x;
+    }
+    T sample_compare(sampler s, float2 coord, float compare_value, int2 offset = int2(0)) const {
+        static_assert(A == access::sample,
+                      "sample_compare() needs a texture with access::sample");
+        return __sample_compare2d(__texels, __width, __height, __format, s, coord, compare_value,
+                                  offset, 0.0f);
+    }
+    T sample_compare(sampler s, float2 coord, float compare_value, level l,
+                     int2 offset = int2(0)) const {
+        static_assert(A == access::sample,
+                      "sample_compare() needs a texture with access::sample");
+        return __sample_compare2d(__texels, __width, __height, __format, s, coord, compare_value,
+                                  offset, l.__lod);
     }
     void fence() const {}
 };

@@ -19,7 +19,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 /// How many entries of [`CORPUS`] (its first ones) are complete kernels that compile; the
 /// rest are parser fixtures (some include files or use constructs lowering refuses).
-const COMPILING: usize = 11;
+const COMPILING: usize = 12;
 
 /// The seed inputs: kernels in the styles of MLX, llama.cpp and the tutorials.
 const CORPUS: &[&str] = &[
@@ -32,6 +32,7 @@ const CORPUS: &[&str] = &[
     include_str!("../../tests/suite/matrix.metal"),
     include_str!("../../tests/suite/unions.metal"),
     include_str!("../../tests/suite/compact.metal"),
+    include_str!("../../tests/suite/sampling.metal"),
     include_str!("../../examples/matmul_tiled.metal"),
     include_str!("../../examples/reduce_sum.metal"),
     include_str!("data/parse/llama_style.metal"),

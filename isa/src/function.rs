@@ -163,10 +163,22 @@ impl KernelParam {
     /// channels of the texture's element type each.
     pub const TEXTURE_BUFFER_BASE: u32 = 1024;
 
+    /// The sampler bound at `[[sampler(n)]]` is lowered to the constant buffer bound at
+    /// `SAMPLER_BUFFER_BASE + n`: the prelude's `sampler` struct, twelve 4-byte words
+    /// (written by the launch crate from the spec's `[[sampler]]` table).
+    pub const SAMPLER_BUFFER_BASE: u32 = Self::TEXTURE_BUFFER_BASE + 512;
+
     /// For the buffer of a texture, the index `n` of its `[[texture(n)]]` binding.
     pub fn texture_index(&self) -> Option<u32> {
-        (self.kind == ParamKind::Buffer && self.index >= Self::TEXTURE_BUFFER_BASE)
-            .then(|| self.index - Self::TEXTURE_BUFFER_BASE)
+        (self.kind == ParamKind::Buffer
+            && (Self::TEXTURE_BUFFER_BASE..Self::SAMPLER_BUFFER_BASE).contains(&self.index))
+        .then(|| self.index - Self::TEXTURE_BUFFER_BASE)
+    }
+
+    /// For the buffer of a sampler, the index `n` of its `[[sampler(n)]]` binding.
+    pub fn sampler_index(&self) -> Option<u32> {
+        (self.kind == ParamKind::Buffer && self.index >= Self::SAMPLER_BUFFER_BASE)
+            .then(|| self.index - Self::SAMPLER_BUFFER_BASE)
     }
 }
 

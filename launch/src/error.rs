@@ -62,6 +62,16 @@ pub enum SpecError {
         /// What is wrong, naming the key.
         message: String,
     },
+    /// A `[[sampler]]` is wrong or does not fit the kernel's parameters.
+    #[error("{origin}: sampler {index}: {message}")]
+    Sampler {
+        /// The spec file.
+        origin: String,
+        /// The sampler's `index`.
+        index: u32,
+        /// What is wrong, naming the key.
+        message: String,
+    },
     /// A `[[threadgroup_memory]]` is wrong or does not fit the kernel's parameter.
     #[error("{origin}: threadgroup_memory {index}: {message}")]
     ThreadgroupMemory {

@@ -16,7 +16,8 @@
 //! Textures (`[[texture]]` tables, [`TextureSpec`]) become buffers too: the frontend
 //! lowers a texture parameter to a device buffer at
 //! [`metalsim_isa::KernelParam::TEXTURE_BUFFER_BASE`]` + n`, and `texture` converts its
-//! texels from the pixel format when resolving and back when writing outputs.
+//! texels from the pixel format when resolving and back when writing outputs. Samplers
+//! (`[[sampler]]` tables, [`SamplerSpec`]) become small constant buffers of their state.
 //!
 //! Every failure is a [`SpecError`] whose message names the spec file, the binding and
 //! the key at fault.
@@ -28,6 +29,7 @@ mod mlx;
 mod npy;
 mod resolve;
 mod rng;
+mod sampler;
 mod spec;
 mod texture;
 mod value;
@@ -39,6 +41,7 @@ pub use mlx::{
     MlxFields, MlxInput, MlxInputSource, MlxKernel, MlxOrigins, MlxOutput, MlxSpec, is_mlx_spec,
 };
 pub use npy::{read_npy, write_outputs};
+pub use sampler::{AddressMode, BorderColor, CompareFunc, Coord, Filter, MipFilter, SamplerSpec};
 pub use spec::{
     BufferSpec, Dims, LaunchSpec, MAX_THREADS_PER_THREADGROUP, SpecValue, ThreadgroupMemorySpec,
 };

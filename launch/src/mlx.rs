@@ -525,6 +525,7 @@ impl MlxSpec {
             buffers,
             threadgroup_memory: Vec::new(),
             textures: Vec::new(),
+            samplers: Vec::new(),
             constants: BTreeMap::new(),
             template: self.template.clone(),
             base_dir: self.base_dir.clone(),

@@ -12,6 +12,7 @@ use crate::dispatch::{BufferBinding, ElemType, Launch, ThreadgroupBinding};
 use crate::error::{SpecError, bytes_text};
 use crate::init::{Init, generate};
 use crate::npy::{NpyLayout, read_data, read_layout};
+use crate::sampler;
 use crate::spec::{BufferSpec, LaunchSpec};
 use crate::texture::{self, PlannedTexture, TextureSpec};
 
@@ -55,6 +56,7 @@ impl LaunchSpec {
         self.check_bindings(kernel)?;
         let threadgroup_memory = self.threadgroup_memory(kernel)?;
         let textures = self.plan_textures(kernel)?;
+        let samplers = self.samplers(kernel)?;
         let texture_bytes: u128 = textures.iter().map(|t| t.bytes()).sum();
         if let Some(t) = textures
             .iter()
@@ -100,6 +102,7 @@ impl LaunchSpec {
             let spec = t.spec;
             buffers.push(texture::materialize(t).map_err(|m| self.texture_error(spec, m))?);
         }
+        buffers.extend(samplers);
         Ok(Launch {
             kernel: self.kernel.clone(),
             grid,
@@ -202,6 +205,63 @@ impl LaunchSpec {
         Ok(plans)
     }
 
+    /// Checks every `[[sampler]]` against the kernel's sampler parameters (each bound once,
+    /// each binding a parameter) and makes their buffers.
+    fn samplers(&self, kernel: &Function) -> Result<Vec<BufferBinding>, SpecError> {
+        let params: Vec<(u32, &KernelParam)> = kernel
+            .params
+            .iter()
+            .filter_map(|p| Some((p.sampler_index()?, p)))
+            .collect();
+        let fail = |index: u32, message: String| SpecError::Sampler {
+            origin: self.origin.clone(),
+            index,
+            message,
+        };
+        let mut out = Vec::with_capacity(self.samplers.len());
+        for (i, s) in self.samplers.iter().enumerate() {
+            if self.samplers[..i].iter().any(|o| o.index == s.index) {
+                return Err(fail(
+                    s.index,
+                    format!(
+                        "`index = {}` is given twice; give each [[sampler]] once",
+                        s.index
+                    ),
+                ));
+            }
+            if !params.iter().any(|(n, _)| *n == s.index) {
+                let listed: Vec<String> = params
+                    .iter()
+                    .map(|(n, p)| format!("{n} ({})", p.name))
+                    .collect();
+                return Err(fail(
+                    s.index,
+                    format!(
+                        "kernel `{}` has no [[sampler({})]]; {}",
+                        kernel.name,
+                        s.index,
+                        if listed.is_empty() {
+                            "it has no sampler parameters".to_string()
+                        } else {
+                            format!("its samplers are {}", listed.join(", "))
+                        }
+                    ),
+                ));
+            }
+            out.push(sampler::materialize(s).map_err(|m| fail(s.index, m))?);
+        }
+        for (n, p) in &params {
+            if !self.samplers.iter().any(|s| s.index == *n) {
+                return Err(self.launch_error(format!(
+                    "kernel parameter `sampler {}` ([[sampler({n})]]) has no [[sampler]] with \
+                     `index = {n}`",
+                    p.name
+                )));
+            }
+        }
+        Ok(out)
+    }
+
     fn buffer_error(&self, spec: &BufferSpec, message: String) -> SpecError {
         SpecError::Buffer {
             origin: self.origin.clone(),
@@ -256,7 +316,11 @@ impl LaunchSpec {
         let mut params: Vec<&KernelParam> = kernel
             .params
             .iter()
-            .filter(|p| p.kind == ParamKind::Buffer && p.texture_index().is_none())
+            .filter(|p| {
+                p.kind == ParamKind::Buffer
+                    && p.texture_index().is_none()
+                    && p.sampler_index().is_none()
+            })
             .collect();
         params.sort_by_key(|p| p.index);
         for p in &params {

@@ -47,6 +47,9 @@ pub struct LaunchSpec {
     /// `[[texture]]` tables, in file order.
     #[serde(rename = "texture", default, skip_serializing_if = "Vec::is_empty")]
     pub textures: Vec<crate::texture::TextureSpec>,
+    /// `[[sampler]]` tables, in file order.
+    #[serde(rename = "sampler", default, skip_serializing_if = "Vec::is_empty")]
+    pub samplers: Vec<crate::sampler::SamplerSpec>,
     /// `[constants]`: the value of each function constant (`[[function_constant(n)]]`),
     /// keyed by its name or by its index written as a number.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

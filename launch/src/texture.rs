@@ -44,6 +44,9 @@ pub struct TextureSpec {
     /// Depth in texels (3D textures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<u32>,
+    /// The number of slices of a texture array (`texture1d_array`, `texture2d_array`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array_length: Option<u32>,
     /// The initial channel values in the format's storage type (`uchar` for `rgba8unorm`,
     /// `half` for `rgba16float`...); `None` means zeros. An `.npy` file has shape
     /// `(width, C)`, `(height, width, C)` or `(depth, height, width, C)` for `C` channels
@@ -116,7 +119,8 @@ macro_rules! formats {
     };
 }
 
-/// Every supported format (the ordinary, non-packed, non-compressed, non-sRGB ones).
+/// Every supported format (the ordinary, non-packed, non-compressed, non-sRGB ones, and the
+/// depth formats without stencil).
 pub const PIXEL_FORMATS: &[PixelFormat] = {
     use Channel::*;
     formats![
@@ -133,6 +137,7 @@ pub const PIXEL_FORMATS: &[PixelFormat] = {
         "r32sint" 1 Sint(32), "rg32sint" 2 Sint(32), "rgba32sint" 4 Sint(32),
         "r32float" 1 Float(32), "rg32float" 2 Float(32), "rgba32float" 4 Float(32),
         "bgra8unorm" 4 Unorm(8),
+        "depth16unorm" 1 Unorm(16), "depth32float" 1 Float(32),
     ]
 };
 
@@ -181,16 +186,25 @@ mod format_serde {
     }
 }
 
-/// What the kernel declares: `texture2d<float, access::read>` gives 2 and `f32`.
+/// What the kernel declares: `texture2d<float, access::read>` gives 2 and `f32`. A
+/// texture array is stored as a texture of one more dimension, one slice per element:
+/// `texture2d_array<half>` gives 3 and `f16`.
 pub(crate) fn texture_type(param: &KernelParam) -> Option<(usize, Type)> {
-    let rest = param.type_name.strip_prefix("texture")?;
+    let name = &param.type_name;
+    let rest = name
+        .strip_prefix("texture")
+        .or_else(|| name.strip_prefix("depth").filter(|r| r.starts_with("2d<")))?;
     let dims = match rest.get(..2)? {
         "1d" => 1,
         "2d" => 2,
         "3d" => 3,
         _ => return None,
     };
-    let elem = rest[2..].strip_prefix('<')?.split(',').next()?.trim();
+    let (dims, rest) = match rest[2..].strip_prefix("_array") {
+        Some(rest) if dims < 3 => (dims + 1, rest),
+        _ => (dims, &rest[2..]),
+    };
+    let elem = rest.strip_prefix('<')?.split(',').next()?.trim();
     let ty = match elem {
         "float" => Type::F32,
         "half" => Type::F16,
@@ -236,6 +250,14 @@ pub(crate) fn plan<'a>(
         ));
     };
     let format = spec.format;
+    if param.type_name.starts_with("depth") != format.name.starts_with("depth") {
+        return Err(format!(
+            "`format = \"{}\"` cannot be bound to kernel parameter `{} {}`: depth textures \
+             (depth2d) take a depth format (depth32float, depth16unorm), other textures a \
+             colour format",
+            format.name, param.type_name, param.name
+        ));
+    }
     if !format.channel.fits(elem) {
         return Err(format!(
             "`format = \"{}\"` cannot be read by kernel parameter `{} {}`: float and half \
@@ -245,8 +267,28 @@ pub(crate) fn plan<'a>(
             format.name, param.type_name, param.name
         ));
     }
-    let keys = ["width", "height", "depth"];
-    let given = [spec.width, spec.height, spec.depth];
+    // An array's slices are its last axis, sized by `array_length`.
+    let array = param.type_name.contains("_array<");
+    let mut keys = ["width", "height", "depth"];
+    let mut given = [spec.width, spec.height, spec.depth];
+    if array {
+        if let Some(g) = given[dims - 1] {
+            return Err(format!(
+                "`{} = {g}` is given but kernel parameter `{}` is a texture array (`{}`): \
+                 give the number of slices as `array_length`",
+                keys[dims - 1],
+                param.name,
+                param.type_name
+            ));
+        }
+        keys[dims - 1] = "array_length";
+        given[dims - 1] = spec.array_length;
+    } else if spec.array_length.is_some() {
+        return Err(format!(
+            "`array_length` is given but kernel parameter `{}` is not a texture array (`{}`)",
+            param.name, param.type_name
+        ));
+    }
     for (k, g) in keys.iter().zip(given).skip(dims) {
         if g.is_some_and(|v| v != 1) {
             return Err(format!(
@@ -286,7 +328,11 @@ pub(crate) fn plan<'a>(
                         "{key}: shape {shape:?} does not fit a {dims}D `{}` texture: expected \
                          ({}{c}) — outermost axis first, channels last",
                         format.name,
-                        ["depth, ", "height, ", "width, "][3 - dims..].concat()
+                        keys[..dims]
+                            .iter()
+                            .rev()
+                            .map(|k| format!("{k}, "))
+                            .collect::<String>()
                     ));
                 }
             };
@@ -310,7 +356,7 @@ pub(crate) fn plan<'a>(
                     "`width` is missing; it may be left out only when `init` is `npy`".into(),
                 );
             };
-            size = [w, spec.height.unwrap_or(1), spec.depth.unwrap_or(1)];
+            size = [w, given[1].unwrap_or(1), given[2].unwrap_or(1)];
         }
     }
     Ok(PlannedTexture {
@@ -356,7 +402,11 @@ pub(crate) fn materialize(plan: PlannedTexture<'_>) -> Result<BufferBinding, Str
     };
     let texel_bytes = 4 * plan.elem.bytes() as usize;
     let mut bytes = allocate(HEADER_BYTES + texels as usize * texel_bytes)?;
-    let code = format.code() | (elem_code(plan.elem) << 8) | ((plan.dims as u32) << 16);
+    // The channel count tells `sample` whether the format has alpha (clamp_to_zero).
+    let code = format.code()
+        | (elem_code(plan.elem) << 8)
+        | ((plan.dims as u32) << 16)
+        | ((format.channels as u32) << 24);
     for word in [plan.size[0], plan.size[1], plan.size[2], code] {
         bytes.extend_from_slice(&word.to_le_bytes());
     }
@@ -495,7 +545,7 @@ pub(crate) fn stored_channels(bytes: &[u8]) -> Result<(Vec<u64>, Type, Vec<u8>),
             write_channel(format.channel, *v, &mut out);
         }
     }
-    let dims = ((code >> 16) as usize).clamp(1, 3);
+    let dims = ((code >> 16 & 0xff) as usize).clamp(1, 3);
     let mut shape: Vec<u64> = [d, h, w][3 - dims..].iter().map(|&s| s as u64).collect();
     shape.push(format.channels as u64);
     Ok((shape, storage, out))
@@ -621,6 +671,16 @@ mod tests {
         assert_eq!(texture_type(&p), Some((2, Type::F16)));
         p.type_name = "texture3d<ushort, access::read>".into();
         assert_eq!(texture_type(&p), Some((3, Type::U16)));
+        p.type_name = "texture1d_array<int, access::read>".into();
+        assert_eq!(texture_type(&p), Some((2, Type::I32)));
+        p.type_name = "texture2d_array<float, access::sample>".into();
+        assert_eq!(texture_type(&p), Some((3, Type::F32)));
+        p.type_name = "texture3d_array<float, access::sample>".into();
+        assert_eq!(texture_type(&p), None);
+        p.type_name = "depth2d<float, access::sample>".into();
+        assert_eq!(texture_type(&p), Some((2, Type::F32)));
+        p.type_name = "depth3d<float, access::sample>".into();
+        assert_eq!(texture_type(&p), None);
         p.type_name = "float".into();
         assert_eq!(texture_type(&p), None);
     }

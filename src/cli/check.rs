@@ -31,6 +31,10 @@ pub fn check(args: &CheckArgs) -> Result<(), Failure> {
                     println!("  [[texture({n})]] {} : {}", p.name, p.type_name);
                     continue;
                 }
+                if let Some(n) = p.sampler_index() {
+                    println!("  [[sampler({n})]] {} : sampler", p.name);
+                    continue;
+                }
                 let what = match p.kind {
                     ParamKind::Buffer => format!(
                         "{} {}{}{}",

@@ -516,6 +516,20 @@ mod tests {
     }
 
     #[test]
+    fn arrays_of_an_unnamed_union_are_members() {
+        let isa = check(&format!(
+            "{HEAD}struct B {{ union {{ uint u; float f; }} v[2], w; half h; }};\n\
+             static_assert(sizeof(B) == 16 && alignof(B) == 4);\n\
+             kernel void k(device uint* o [[buffer(0)]], device B* b [[buffer(1)]]) {{\n\
+               B x; x.v[0].f = 1.0f; x.v[1].u = 3u; x.w.u = 4u;\n\
+               o[0] = x.v[0].u + x.v[1].u + b->v[1].u + x.w.u;\n}}\n"
+        ))
+        .unwrap();
+        assert!(isa.contains("st.thread.f32"), "{isa}");
+        assert!(isa.contains("ld.device.u32"), "{isa}");
+    }
+
+    #[test]
     fn a_union_method_reads_its_members() {
         check(&format!(
             "{HEAD}union W {{ uint u; float f; uint bits() const {{ return u; }} }};\n\

@@ -618,6 +618,22 @@ impl<'a> FnLowerer<'_, 'a> {
             return Some(GlobalValue::Const(c));
         }
         let d = d.as_mut()?;
+        let built = match init {
+            Init::Ctor(_) => true,
+            Init::Assign(e) => !matches!(
+                e.kind,
+                ExprKind::InitList(_) | ExprKind::TypedInitList { .. }
+            ),
+            Init::Brace(_) => false,
+        };
+        if built && matches!(d.ty, Ty::Struct(_)) {
+            return Some(GlobalValue::Inline {
+                init: init.clone(),
+                ty: d.ty.clone(),
+                env: self.env.clone(),
+                span: v.span,
+            });
+        }
         if d.unsized_array
             && let (Ty::Array(e, _), ExprKind::InitList(items)) = (&d.ty, &init_expr.kind)
         {

@@ -3,7 +3,7 @@
 
 use metalsim_isa::{CmpCond, Op, Space, Type, Value};
 
-use crate::ast::{BinaryOp, CastKind, Expr, ExprKind, Path, PostfixOp, UnaryOp};
+use crate::ast::{self, BinaryOp, CastKind, Expr, ExprKind, Path, PostfixOp, UnaryOp};
 use crate::lower::consteval::{self, Const};
 use crate::lower::resolve::Resolved;
 use crate::lower::types::{Scalar, Ty};
@@ -410,7 +410,9 @@ impl FnLowerer<'_, '_> {
                 self.at(span);
                 Some(Operand::Value(self.const_val(c)))
             }
-            Resolved::Local(Binding::Type(_)) | Resolved::Type(_) | Resolved::Enum(_) => {
+            Resolved::Local(Binding::Type(_) | Binding::ScopedEnum { .. })
+            | Resolved::Type(_)
+            | Resolved::Enum(_) => {
                 self.error(
                     format!("`{name}` is a type; construct a value with `{name}(...)` or `{name}{{...}}`"),
                     span,
@@ -437,6 +439,26 @@ impl FnLowerer<'_, '_> {
                     },
                     cached: None,
                 })
+            }
+            Resolved::Global(GlobalValue::Inline {
+                init,
+                ty,
+                env,
+                span: decl_span,
+            }) => {
+                self.at(span);
+                let v = self.in_env(env, |me| match &init {
+                    ast::Init::Ctor(args) => me.construct_value(&ty, args, decl_span),
+                    ast::Init::Assign(e) => me.init_value(&ty, e),
+                    ast::Init::Brace(items) => me.init_value(
+                        &ty,
+                        &Expr {
+                            kind: ExprKind::InitList(items.clone()),
+                            span: decl_span,
+                        },
+                    ),
+                })?;
+                Some(Operand::Value(v))
             }
             Resolved::Global(GlobalValue::Spec { name, value, ty }) => {
                 let c = match value {

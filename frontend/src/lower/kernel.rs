@@ -517,9 +517,10 @@ impl<'a> FnLowerer<'_, 'a> {
                     .iter()
                     .any(|q: &KernelParam| q.kind == kp.kind && q.index == kp.index)
                 {
-                    let binding = match kp.texture_index() {
-                        Some(n) => format!("texture({n})"),
-                        None => format!("{}({})", kp.kind.name(), kp.index),
+                    let binding = match (kp.texture_index(), kp.sampler_index()) {
+                        (_, Some(n)) => format!("sampler({n})"),
+                        (Some(n), None) => format!("texture({n})"),
+                        (None, None) => format!("{}({})", kp.kind.name(), kp.index),
                     };
                     self.error(
                         format!("another parameter is already bound to {binding}"),
@@ -598,8 +599,10 @@ impl<'a> FnLowerer<'_, 'a> {
             .attrs
             .iter()
             .filter(|a| {
-                matches!(a.name.name.as_str(), "buffer" | "threadgroup" | "texture")
-                    || position_attribute(&a.name.name).is_some()
+                matches!(
+                    a.name.name.as_str(),
+                    "buffer" | "threadgroup" | "texture" | "sampler"
+                ) || position_attribute(&a.name.name).is_some()
             })
             .collect();
         let (kind, index, aname) = match known.first().copied() {
@@ -607,6 +610,9 @@ impl<'a> FnLowerer<'_, 'a> {
                 let aname = attr.name.name.clone();
                 if aname == "texture" {
                     return self.texture_param(p, &d, &name, attr);
+                }
+                if aname == "sampler" {
+                    return self.sampler_param(p, &d, &name, attr);
                 }
                 if let Some(regs) = position_attribute(&aname) {
                     self.position_param(p, &d, &name, regs, &aname);
@@ -642,7 +648,7 @@ impl<'a> FnLowerer<'_, 'a> {
                     Some(Space::Threadgroup) => ParamKind::Threadgroup,
                     _ => {
                         self.error(
-                            format!("kernel parameter `{name}` needs an attribute: [[buffer(n)]], [[threadgroup(n)]], [[texture(n)]] or a thread-position attribute such as [[thread_position_in_grid]]"),
+                            format!("kernel parameter `{name}` needs an attribute: [[buffer(n)]], [[threadgroup(n)]], [[texture(n)]], [[sampler(n)]] or a thread-position attribute such as [[thread_position_in_grid]]"),
                             p.span,
                         );
                         return None;

@@ -129,6 +129,15 @@ pub(crate) enum GlobalValue {
         value: Option<Const>,
         ty: Scalar,
     },
+    /// A `constexpr` struct built by a constructor (`constexpr sampler s(filter::linear);`):
+    /// its initializer, lowered where the variable is used, in the scope it was declared in
+    /// (the optimizer folds it to constants).
+    Inline {
+        init: ast::Init,
+        ty: Ty,
+        env: Env,
+        span: Span,
+    },
     /// A declaration that was refused (and reported): uses stay silent.
     Poisoned,
     /// Being evaluated (a use now is a cycle).
@@ -402,6 +411,12 @@ pub(crate) enum Binding {
     Const(Const),
     /// A local type alias (`using T = float;` in a function).
     Type(Ty),
+    /// A scoped enum declared in a function (`enum class Mode { a, b };`): its type (the
+    /// underlying integer) and its enumerators, named `Mode::a`.
+    ScopedEnum {
+        ty: Ty,
+        values: Vec<(String, Const)>,
+    },
     /// A function parameter pack (`Ts... xs`): one binding per element.
     Pack(Vec<Binding>),
     /// The object a method was called on (`this`).

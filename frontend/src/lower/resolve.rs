@@ -64,23 +64,22 @@ fn is_builtin_template(name: &str) -> bool {
     )
 }
 
-/// Whether a name is a texture or sampler type that is not supported in this version
-/// (`texture1d`, `texture2d` and `texture3d` are, in the prelude).
+/// Whether a name is a texture type that is not supported in this version
+/// (`texture1d`, `texture2d`, `texture3d`, the 1D and 2D arrays and `depth2d` are, in the
+/// prelude).
 fn is_texture(name: &str) -> bool {
-    let supported = matches!(name, "texture1d" | "texture2d" | "texture3d");
-    !supported && (name.starts_with("texture") || name.starts_with("depth") || name == "sampler")
+    let supported = matches!(
+        name,
+        "texture1d" | "texture1d_array" | "texture2d" | "texture2d_array" | "texture3d" | "depth2d"
+    );
+    !supported && (name.starts_with("texture") || name.starts_with("depth"))
 }
 
-/// The message refusing an unsupported texture or sampler type.
+/// The message refusing an unsupported texture type.
 fn texture_refusal(name: &str) -> String {
-    if name == "sampler" {
-        "samplers (`sampler`) and `sample()` are not supported yet; read texels with `read()`"
-            .to_string()
-    } else {
-        format!(
-            "textures of type `{name}` are not supported yet (texture1d, texture2d and texture3d are)"
-        )
-    }
+    format!(
+        "textures of type `{name}` are not supported yet (texture1d, texture1d_array, texture2d, texture2d_array, texture3d and depth2d are)"
+    )
 }
 
 impl FnLowerer<'_, '_> {
@@ -340,6 +339,30 @@ impl FnLowerer<'_, '_> {
         }
         let segs = &path.segments;
         let first = segs.first()?;
+        if !path.global
+            && first.args.is_empty()
+            && let Some(Binding::ScopedEnum { ty, values }) = self.lookup(&first.name.name).cloned()
+        {
+            return match segs.as_slice() {
+                [_] => Some(Resolved::Local(Binding::Type(ty))),
+                [_, v] => {
+                    let found = values.iter().find(|(n, _)| *n == v.name.name);
+                    if found.is_none() && report {
+                        self.error(
+                            format!("`{}` has no enumerator `{}`", first.name.name, v.name.name),
+                            v.name.span,
+                        );
+                    }
+                    found.map(|(_, c)| Resolved::Const(*c))
+                }
+                _ => {
+                    if report {
+                        self.error("an enumerator has no members", path.span);
+                    }
+                    None
+                }
+            };
+        }
         let mut cur = if path.global {
             self.member_of(Resolved::Namespace(NsId(0)), first, path.span, report)?
         } else {

@@ -453,7 +453,7 @@ impl FnLowerer<'_, '_> {
         self.s.switch_to(exit);
     }
 
-    /// Types declared in a function: aliases and enums.
+    /// Types declared in a function: aliases and enums (scoped ones too).
     fn local_items(&mut self, items: &[ast::Item]) {
         for item in items {
             match item {
@@ -474,16 +474,17 @@ impl FnLowerer<'_, '_> {
                         self.error("an enum's underlying type must be an integer", e.span);
                         continue;
                     };
-                    if let Some(n) = &e.name {
+                    if let Some(n) = &e.name
+                        && !e.scoped
+                    {
                         self.bind(&n.name, Binding::Type(ty.clone()));
-                        if e.scoped {
-                            self.error(
-                                "scoped enums (`enum class`) inside functions are not supported yet; declare it outside",
-                                e.span,
-                            );
-                            continue;
-                        }
                     }
+                    // Earlier enumerators are visible to later initializers, unqualified; a
+                    // scoped enum's are then only reachable through its name.
+                    if e.scoped {
+                        self.scopes.push(Default::default());
+                    }
+                    let mut values = Vec::with_capacity(e.variants.len());
                     let mut next = consteval::Const::int(s, 0);
                     for (v, value) in &e.variants {
                         let c = match value {
@@ -494,7 +495,15 @@ impl FnLowerer<'_, '_> {
                             None => next,
                         };
                         self.bind(&v.name, Binding::Const(c));
+                        values.push((v.name.clone(), c));
                         next = consteval::Const::int(s, c.as_i128() + 1);
+                    }
+                    if e.scoped {
+                        self.scopes.pop();
+                        match &e.name {
+                            Some(n) => self.bind(&n.name, Binding::ScopedEnum { ty, values }),
+                            None => self.error("a scoped enum needs a name", e.span),
+                        }
                     }
                 }
                 _ => {}
@@ -972,5 +981,38 @@ pub fn addr_taken_names(stmts: &[Stmt], out: &mut std::collections::HashSet<Stri
     }
     for s in stmts {
         stmt(s, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Compiles a kernel whose body is `body`; the rendered diagnostics on failure.
+    fn check(body: &str) -> Result<(), String> {
+        let src = format!(
+            "#include <metal_stdlib>\nusing namespace metal;\n\
+             kernel void k(device int* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {{\n{body}\n}}\n"
+        );
+        let (m, diags, sources) = crate::compile_str("t.metal", &src);
+        match m {
+            Some(_) if !crate::has_errors(&diags) => Ok(()),
+            _ => Err(crate::render_short(&diags, &sources)),
+        }
+    }
+
+    #[test]
+    fn scoped_enums_in_a_function_are_named_through_their_type() {
+        let decl = "enum class Mode : short { copy = 3, twice, negate = copy + 7 };\n\
+                    enum class Other { copy };\n";
+        check(&format!(
+            "{decl}static_assert(int(Mode::twice) == 4 && int(Mode::negate) == 10, \"values\");\n\
+             static_assert(sizeof(Mode) == 2 && int(Other::copy) == 0, \"types\");\n\
+             Mode m = gid % 2 ? Mode::twice : Mode::negate;\n\
+             switch (m) {{ case Mode::copy: out[gid] = 1; break; default: out[gid] = int(m); }}"
+        ))
+        .unwrap();
+        let err = check(&format!("{decl}out[gid] = copy;")).unwrap_err();
+        assert!(err.contains("unknown name `copy`"), "{err}");
+        let err = check(&format!("{decl}out[gid] = int(Mode::triple);")).unwrap_err();
+        assert!(err.contains("`Mode` has no enumerator `triple`"), "{err}");
     }
 }

@@ -24,6 +24,10 @@ const HEADER_BYTES: u32 = 16;
 pub struct TextureType {
     /// 1, 2 or 3.
     pub dims: u8,
+    /// A texture array (`texture1d_array`, `texture2d_array`).
+    pub array: bool,
+    /// A depth texture (`depth2d`).
+    pub depth: bool,
     /// The element type `T` of `textureNd<T, A>`.
     pub elem: Scalar,
     /// `access::sample` (0), `read` (1), `write` (2) or `read_write` (3).
@@ -45,21 +49,26 @@ impl TextureType {
             _ => "read_write",
         };
         format!(
-            "texture{}d<{}, access::{access}>",
+            "{}{}d{}<{}, access::{access}>",
+            if self.depth { "depth" } else { "texture" },
             self.dims,
+            if self.array { "_array" } else { "" },
             self.elem.name()
         )
     }
 }
 
 impl FnLowerer<'_, '_> {
-    /// Whether a struct is an instance of the prelude's `texture1d/2d/3d`, and which.
+    /// Whether a struct is an instance of the prelude's textures, and which.
     pub(crate) fn texture_type(&self, id: StructId) -> Option<TextureType> {
         let class = self.g.classes.get(id.0)?;
-        let dims = match self.g.decl(class.template?).name.as_str() {
-            "texture1d" => 1,
-            "texture2d" => 2,
-            "texture3d" => 3,
+        let (dims, array, depth) = match self.g.decl(class.template?).name.as_str() {
+            "texture1d" => (1, false, false),
+            "texture1d_array" => (1, true, false),
+            "texture2d" => (2, false, false),
+            "texture2d_array" => (2, true, false),
+            "texture3d" => (3, false, false),
+            "depth2d" => (2, false, true),
             _ => return None,
         };
         let fields = &self.g.structs.get(id).fields;
@@ -74,7 +83,13 @@ impl FnLowerer<'_, '_> {
             TArg::Value(c) => u8::try_from(c.as_i128()).ok()?,
             _ => return None,
         };
-        Some(TextureType { dims, elem, access })
+        Some(TextureType {
+            dims,
+            array,
+            depth,
+            elem,
+            access,
+        })
     }
 
     /// A `[[texture(n)]]` kernel parameter: checks its type, binds its name to a texture
@@ -95,7 +110,7 @@ impl FnLowerer<'_, '_> {
             let t = self.show(&d.ty);
             self.error(
                 format!(
-                    "`[[texture({index})]]` parameter `{name}` must be a texture1d, texture2d or texture3d passed by value, not `{t}{}`",
+                    "`[[texture({index})]]` parameter `{name}` must be a texture1d, texture2d, texture3d, a 1D or 2D texture array or a depth2d passed by value, not `{t}{}`",
                     if d.is_ref { "&" } else { "" }
                 ),
                 p.span,
@@ -147,7 +162,13 @@ impl FnLowerer<'_, '_> {
         };
         let sizes = self.load(&header, p.span)?;
         let texels = self.mem_addr(addr, HEADER_BYTES);
-        let parts = vec![texels, sizes.parts[0], sizes.parts[1], sizes.parts[2]];
+        let parts = vec![
+            texels,
+            sizes.parts[0],
+            sizes.parts[1],
+            sizes.parts[2],
+            sizes.parts[3],
+        ];
         if self.g.structs.leaf_count(&d.ty) != parts.len() {
             let t = self.show(&d.ty);
             self.error(
@@ -160,6 +181,74 @@ impl FnLowerer<'_, '_> {
             ty: d.ty.clone(),
             parts,
         };
+        self.bind_value(name, v, true);
+        Some(kp)
+    }
+}
+
+impl FnLowerer<'_, '_> {
+    /// Whether a struct is the prelude's `sampler`.
+    pub(crate) fn is_sampler(&self, id: StructId) -> bool {
+        let info = self.g.structs.get(id);
+        info.name == "sampler" && info.fields.first().map(|f| f.0.as_str()) == Some("__coord")
+    }
+
+    /// A `[[sampler(n)]]` kernel parameter: binds its name to the sampler state read from
+    /// its hidden constant buffer at kernel entry, and returns that buffer's binding.
+    pub(crate) fn sampler_param(
+        &mut self,
+        p: &ast::Param,
+        d: &DeclType,
+        name: &str,
+        attr: &ast::Attribute,
+    ) -> Option<KernelParam> {
+        let index = self.binding_index(attr)?;
+        let ty = match &d.ty {
+            Ty::Struct(id) if self.is_sampler(*id) && !d.is_ref => d.ty.clone(),
+            _ => {
+                let t = self.show(&d.ty);
+                self.error(
+                    format!(
+                        "`[[sampler({index})]]` parameter `{name}` must be a `sampler` passed by value, not `{t}{}`",
+                        if d.is_ref { "&" } else { "" }
+                    ),
+                    p.span,
+                );
+                return None;
+            }
+        };
+        if index > 15 {
+            self.error(
+                format!("`[[sampler({index})]]`: a kernel has samplers 0 to 15"),
+                attr.span,
+            );
+            return None;
+        }
+        let kp = KernelParam {
+            kind: ParamKind::Buffer,
+            index: KernelParam::SAMPLER_BUFFER_BASE + index,
+            name: name.to_string(),
+            space: Space::Constant,
+            type_name: "sampler".to_string(),
+            elem_size: self.g.structs.size(&ty),
+            elem_align: self.g.structs.align(&ty),
+            readonly: true,
+            is_ref: true,
+            atomic: false,
+            is_struct: true,
+        };
+        if name.is_empty() {
+            return Some(kp);
+        }
+        let addr = self.s.val(Op::BufferAddr(kp.index), Type::U64, &[]);
+        let state = Place::Mem {
+            ty,
+            addr,
+            offset: 0,
+            space: Space::Constant,
+            is_const: true,
+        };
+        let v = self.load(&state, p.span)?;
         self.bind_value(name, v, true);
         Some(kp)
     }
@@ -232,5 +321,55 @@ mod tests {
             err.contains("write() needs a texture with access::write") && err.contains("t.metal:6"),
             "{err}"
         );
+    }
+
+    /// How many loads of each kind (`ld.device.f32`...) the ISA holds.
+    fn loads(isa: &str, kind: &str) -> usize {
+        isa.matches(&format!("ld.{kind} ")).count()
+    }
+
+    #[test]
+    fn sampler_parameters_read_hidden_constant_buffers() {
+        let (params, isa) = check(
+            "#include <metal_stdlib>\nusing namespace metal;\n\
+             kernel void k(texture2d<float> t [[texture(0)]], sampler s [[sampler(2)]],\n\
+             device float4* o [[buffer(0)]], uint2 gid [[thread_position_in_grid]]) {\n\
+               o[gid.x] = t.sample(s, float2(gid) / 8.0f);\n}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            params,
+            "t 1024 texture2d<float, access::sample> true 16\n\
+             s 1538 sampler true 48\n\
+             o 0 float4 false 16"
+        );
+        // The sampler's state is read at run time: both filters' texel loads remain.
+        assert!(isa.contains("buffer_addr.1538"), "{isa}");
+        assert!(loads(&isa, "constant.u32") > 0, "{isa}");
+        assert_eq!(loads(&isa, "device.f32"), 4 * 5, "{isa}");
+    }
+
+    #[test]
+    fn constexpr_samplers_fold_at_program_and_function_scope() {
+        for decl in [
+            "constexpr sampler n(address::repeat, filter::nearest);\nkernel void k(",
+            "kernel void k(",
+        ] {
+            let local = if decl.starts_with("kernel") {
+                "constexpr sampler n = sampler(filter::linear, address::repeat, filter::nearest);\n"
+            } else {
+                ""
+            };
+            let (_, isa) = check(&format!(
+                "#include <metal_stdlib>\nusing namespace metal;\n{decl}\
+                 texture2d<float> t [[texture(0)]], device float4* o [[buffer(0)]],\n\
+                 uint2 gid [[thread_position_in_grid]]) {{\n{local}\
+                 o[gid.x] = t.sample(n, float2(gid) / 8.0f);\n}}\n"
+            ))
+            .unwrap();
+            // Nearest sampling of one texel: its four channels, no sampler state.
+            assert_eq!(loads(&isa, "device.f32"), 4, "{isa}");
+            assert_eq!(loads(&isa, "constant.u32"), 0, "{isa}");
+        }
     }
 }

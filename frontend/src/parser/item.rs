@@ -15,8 +15,8 @@ use crate::token::{Keyword, Punct, Token};
 
 use super::common::{custom_error, guard, ident, kw, punct, skip_with};
 use super::expr::{ExprParsers, expr_parsers};
-use super::stmt::{global_var_decl, stmt_parsers};
-use super::types::{Declarator, PtrOp, Spec, build_type, named_type};
+use super::stmt::{global_var_decl, local_var_decl, stmt_parsers};
+use super::types::{Declarator, Dim, PtrOp, Spec, build_type, named_type};
 use super::{BoxedP, Ctx, Ex, In, sp};
 
 /// How a function's declaration ends.
@@ -844,11 +844,13 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
             });
         // `union { uint u; float f; };` (or an anonymous struct, as in a union of a struct
         // of halves and a word): its members are members of the enclosing struct.
-        // `union { uint u; float f; } bits;` declares members of an unnamed type.
+        // `union { uint u; float f; } bits;` declares members of an unnamed type (arrays of
+        // it too: `} v[2];`).
         let anonymous_member = struct_kw()
             .then(struct_parts)
             .then(
                 ident()
+                    .then(ty.dims.clone())
                     .separated_by(punct(Punct::Comma))
                     .collect::<Vec<_>>(),
             )
@@ -1001,6 +1003,11 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
             vec![Item::Vars(vars)]
         })
         .boxed();
+    let sampler_vars = guard("a sampler", Ctx::starts_sampler_var)
+        .ignore_then(local_var_decl(ep))
+        .then_ignore(semi())
+        .map(|vars| vec![Item::Vars(vars)])
+        .boxed();
     // `template [[host_name("k_f32")]] [[kernel]] decltype(k<float>) k<float>;` or with a
     // written-out parameter list; `template struct S<float>;` instantiates nothing we need.
     let instantiation = kw(Keyword::Template)
@@ -1108,6 +1115,7 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
             semi().to(Vec::new()).boxed(),
             struct_def.clone(),
             struct_fwd.clone(),
+            sampler_vars.clone(),
             functions.clone(),
             vars.clone(),
         ))
@@ -1127,7 +1135,7 @@ enum MemberOrField {
     Fields(Vec<Field>),
     /// A union or struct type without a name, and the members declared of it; with none,
     /// an anonymous member named like the type.
-    Anonymous(StructDef, Vec<Ident>),
+    Anonymous(StructDef, Vec<(Ident, Vec<Dim>)>),
 }
 
 fn make_struct(
@@ -1146,13 +1154,23 @@ fn make_struct(
             MemberOrField::Items(i) => items.extend(i),
             MemberOrField::Anonymous(u, names) => {
                 let names = if names.is_empty() {
-                    vec![u.name.clone()]
+                    vec![(u.name.clone(), Vec::new())]
                 } else {
                     names
                 };
-                for name in names {
+                for (name, dims) in names {
+                    let mut ty = named_type(&u.name.name, u.span);
+                    for dim in dims.iter().rev() {
+                        ty = TypeExpr {
+                            span: u.span.to(dim.span),
+                            kind: TypeKind::Array {
+                                elem: Box::new(ty),
+                                len: dim.len.clone().map(Box::new),
+                            },
+                        };
+                    }
                     fields.push(Field {
-                        ty: named_type(&u.name.name, u.span),
+                        ty,
                         name,
                         attrs: Vec::new(),
                         init: None,

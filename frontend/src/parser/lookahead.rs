@@ -78,8 +78,11 @@ pub const PRELUDE_TEMPLATES: &[&str] = &[
     "matrix",
     "__matrix_scalar",
     "texture1d",
+    "texture1d_array",
     "texture2d",
+    "texture2d_array",
     "texture3d",
+    "depth2d",
     "integral_constant",
     "bool_constant",
     "enable_if",
@@ -184,6 +187,25 @@ impl Ctx<'_> {
 
     fn is_kw(&self, i: usize, k: Keyword) -> bool {
         self.tok(i) == Some(&Token::Keyword(k))
+    }
+
+    /// Whether a program-scope `constexpr sampler s(coord::pixel, ...);` starts here: a
+    /// variable constructed from its arguments, which C++'s rule would otherwise read as
+    /// a function declaration (the arguments are values, which only name lookup can tell).
+    pub fn starts_sampler_var(&self, mut i: usize) -> bool {
+        use Keyword::{Const, Constant, Constexpr, Static};
+        while [Constexpr, Constant, Static, Const]
+            .iter()
+            .any(|&k| self.is_kw(i, k))
+        {
+            i += 1;
+        }
+        if self.ident(i) == Some("metal") && self.is(i + 1, Punct::ColonColon) {
+            i += 2;
+        }
+        self.ident(i) == Some("sampler")
+            && self.ident(i + 1).is_some()
+            && self.is(i + 2, Punct::LParen)
     }
 
     fn ident(&self, i: usize) -> Option<&str> {

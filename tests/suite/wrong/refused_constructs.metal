@@ -11,7 +11,7 @@ union Bits {
 
 kernel void image(texture2d<float> img [[texture(0)]],
                   sampler smp [[sampler(0)]],
-                  texture2d_array<float, access::read> layers [[texture(1)]],
+                  texture2d_ms<float, access::read> samples [[texture(1)]],
                   device float* out [[buffer(0)]],
                   uint2 gid [[thread_position_in_grid]]) {
     out[gid.x] = 1;

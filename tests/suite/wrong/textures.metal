@@ -21,3 +21,25 @@ kernel void wrong_coordinates(texture3d<float, access::read> vol [[texture(0)]],
                               uint2 gid [[thread_position_in_grid]]) {
     out[gid.x] = vol.read(gid).x + vol.sample(gid).x;
 }
+
+kernel void sample_without_access(texture2d<float, access::read> src [[texture(0)]],
+                                  sampler s [[sampler(0)]],
+                                  device float4* out [[buffer(0)]],
+                                  uint2 gid [[thread_position_in_grid]]) {
+    out[gid.x] = src.sample(s, float2(gid));
+}
+
+kernel void bad_samplers(texture2d<float> src [[texture(0)]],
+                         float s [[sampler(1)]],
+                         sampler far [[sampler(16)]],
+                         device float4* out [[buffer(0)]],
+                         uint2 gid [[thread_position_in_grid]]) {
+    constexpr sampler nearest(filter::nearest);
+    out[gid.x] = src.sample(nearest, float3(0.5f)) + src.sample(nearest, 0.5f, level(0));
+}
+
+kernel void array_without_slice(texture2d_array<float, access::read> stack [[texture(0)]],
+                                device float4* out [[buffer(0)]],
+                                uint2 gid [[thread_position_in_grid]]) {
+    out[gid.x] = stack.read(gid) + float4(stack.get_depth());
+}
