@@ -74,16 +74,31 @@ pub(crate) fn check_pieces(
     Ok(())
 }
 
-/// Reads `N` bytes at each active lane's offset in `mem`.
+/// Reads `N` bytes at each active lane's offset in `mem`, each made a lane value by
+/// `cast` (all 32 lanes without a test per lane when every lane is active).
 #[inline(always)]
-fn gather<const N: usize>(mem: &[u8], addrs: &[u64; 32], mask: LaneMask) -> [u64; 32] {
-    let mut out = [0u64; 32];
-    for (i, (o, &a)) in out.iter_mut().zip(addrs).enumerate() {
-        if mask >> i & 1 != 0 {
-            let off = offset_of(a) as usize;
-            let mut b = [0u8; 8];
-            b[..N].copy_from_slice(&mem[off..off + N]);
-            *o = u64::from_le_bytes(b);
+fn gather<const N: usize, T: Copy + Default>(
+    mem: &[u8],
+    addrs: &[u64; 32],
+    mask: LaneMask,
+    cast: impl Fn(u64) -> T,
+) -> [T; 32] {
+    let read = |a: u64| {
+        let off = offset_of(a) as usize;
+        let mut b = [0u8; 8];
+        b[..N].copy_from_slice(&mem[off..off + N]);
+        cast(u64::from_le_bytes(b))
+    };
+    let mut out = [T::default(); 32];
+    if mask == u32::MAX {
+        for (o, &a) in out.iter_mut().zip(addrs) {
+            *o = read(a);
+        }
+    } else {
+        for (i, (o, &a)) in out.iter_mut().zip(addrs).enumerate() {
+            if mask >> i & 1 != 0 {
+                *o = read(a);
+            }
         }
     }
     out
@@ -110,32 +125,60 @@ pub(crate) fn load(
     addrs: &[u64; 32],
     mask: LaneMask,
 ) -> Result<[u64; 32], Trap> {
-    let n = ty.bytes();
-    let fast = regions
-        .locate_all_in_one(space, addrs, n, AccessKind::Load, mask)
-        .and_then(|base| spaces.shared(base));
-    let mut out = match fast {
-        Some(mem) => match n {
-            1 => gather::<1>(mem, addrs, mask),
-            2 => gather::<2>(mem, addrs, mask),
-            4 => gather::<4>(mem, addrs, mask),
-            _ => gather::<8>(mem, addrs, mask),
-        },
-        None => {
-            let at = locate_all(regions, space, addrs, n, AccessKind::Load, mask)?;
-            let mut out = [0u64; 32];
-            for l in lanes(mask) {
-                out[l as usize] = spaces.read(at[l as usize], l, n);
-            }
-            out
-        }
-    };
+    let mut out = load_lanes(regions, spaces, space, ty, addrs, mask, |v| v)?;
     if ty == Type::Pred {
         for v in &mut out {
             *v = (*v != 0) as u64;
         }
     }
     Ok(out)
+}
+
+/// Loads a value of `ty`, a type of at most 32 bits other than `bool`, in each active
+/// lane (its canonical bits): [`load`] without widening to 64 bits and back.
+pub(crate) fn load32(
+    regions: &Regions,
+    spaces: &mut Spaces,
+    space: Space,
+    ty: Type,
+    addrs: &[u64; 32],
+    mask: LaneMask,
+) -> Result<[u32; 32], Trap> {
+    debug_assert!(!ty.is_wide() && ty != Type::Pred);
+    load_lanes(regions, spaces, space, ty, addrs, mask, |v| v as u32)
+}
+
+/// Loads `ty.bytes()` bytes in each active lane, each made a lane value by `cast`.
+#[inline(always)]
+fn load_lanes<T: Copy + Default>(
+    regions: &Regions,
+    spaces: &mut Spaces,
+    space: Space,
+    ty: Type,
+    addrs: &[u64; 32],
+    mask: LaneMask,
+    cast: impl Fn(u64) -> T,
+) -> Result<[T; 32], Trap> {
+    let n = ty.bytes();
+    let fast = regions
+        .locate_all_in_one(space, addrs, n, AccessKind::Load, mask)
+        .and_then(|base| spaces.shared(base));
+    Ok(match fast {
+        Some(mem) => match n {
+            1 => gather::<1, T>(mem, addrs, mask, cast),
+            2 => gather::<2, T>(mem, addrs, mask, cast),
+            4 => gather::<4, T>(mem, addrs, mask, cast),
+            _ => gather::<8, T>(mem, addrs, mask, cast),
+        },
+        None => {
+            let at = locate_all(regions, space, addrs, n, AccessKind::Load, mask)?;
+            let mut out = [T::default(); 32];
+            for l in lanes(mask) {
+                out[l as usize] = cast(spaces.read(at[l as usize], l, n));
+            }
+            out
+        }
+    })
 }
 
 /// Stores each active lane's value of `ty`.
@@ -155,14 +198,10 @@ pub(crate) fn store(
         *values
     };
     let base = regions.locate_all_in_one(space, addrs, n, AccessKind::Store, mask);
-    if let Some(base @ Located::Global(..)) = base
+    if let Some(Located::Global(storage, start)) = base
         && spaces.logging()
     {
-        // Logged global stores go lane by lane through the log.
-        for l in lanes(mask) {
-            let i = l as usize;
-            spaces.write(base.at(offset_of(addrs[i])), l, n, values[i]);
-        }
+        spaces.write_logged((storage, start), addrs, values, mask, n);
         return Ok(());
     }
     let fast = base.and_then(|base| spaces.shared(base));

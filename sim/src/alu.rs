@@ -492,6 +492,33 @@ pub(crate) fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
     fma_odd(a, b, c) as f32
 }
 
+/// `a * b + c` with one rounding to f32 in 32 lanes (bits in, bits out): the same as
+/// [`fma_f32`] per lane, cheaper. The product is exact in f64, so the f64 sum is the
+/// exact result rounded once; rounding that to f32 again can only go wrong (double
+/// rounding) when the sum lies exactly halfway between two f32s, where its 29 bits below
+/// the f32 precision (more for f32 subnormals) are a one and zeros. Lanes whose low 28
+/// bits are all zero (a superset: also exact small results) take [`fma_f32`]; the
+/// others' f64 sum rounded to f32 is the answer, in a loop that vectorizes.
+#[inline(always)]
+pub(crate) fn fma_f32_lanes(a: &[u32; 32], b: &[u32; 32], c: &[u32; 32]) -> [u32; 32] {
+    let f = f32::from_bits;
+    let mut out = [0u32; 32];
+    let mut low = [0u32; 32];
+    for i in 0..32 {
+        let s = f(a[i]) as f64 * f(b[i]) as f64 + f(c[i]) as f64;
+        out[i] = (s as f32).to_bits();
+        low[i] = s.to_bits() as u32 & 0x0fff_ffff;
+    }
+    if low.contains(&0) {
+        for i in 0..32 {
+            if low[i] == 0 {
+                out[i] = fma_f32(f(a[i]), f(b[i]), f(c[i])).to_bits();
+            }
+        }
+    }
+    out
+}
+
 /// `x * y + z` with one rounding to `ft`.
 #[inline(always)]
 pub(crate) fn float_fma(ft: FloatTy, x: u32, y: u32, z: u32) -> u32 {
@@ -554,7 +581,48 @@ mod tests {
             })
     }
 
+    /// `fma_f32_lanes` of the lanes against `fma_f32` lane by lane.
+    fn check_lanes(lanes: &[(f32, f32, f32)]) {
+        let bits = |k: usize| {
+            let mut v = [0u32; 32];
+            for (i, l) in lanes.iter().cycle().take(32).enumerate() {
+                v[i] = [l.0, l.1, l.2][k].to_bits();
+            }
+            v
+        };
+        let got = fma_f32_lanes(&bits(0), &bits(1), &bits(2));
+        for (i, l) in lanes.iter().cycle().take(32).enumerate() {
+            assert_eq!(got[i], fma_f32(l.0, l.1, l.2).to_bits(), "lane {i}: {l:?}");
+        }
+    }
+
+    #[test]
+    fn fma_lanes_round_once_where_the_f64_sum_is_an_f32_midpoint() {
+        // (1 + 2^-12)^2 + 2^-60 = 1 + 2^-11 + 2^-24 + 2^-60: its f64 sum drops the
+        // 2^-60 and lands halfway between two f32s, which would round down to even.
+        let a = 1.0 + 2f32.powi(-12);
+        let c = 2f32.powi(-60);
+        let want = 1.0 + 2f32.powi(-11) + 2f32.powi(-23);
+        assert_eq!(fma_f32(a, a, c), want);
+        let got = fma_f32_lanes(&[a.to_bits(); 32], &[a.to_bits(); 32], &[c.to_bits(); 32]);
+        assert_eq!(got, [want.to_bits(); 32]);
+        check_lanes(&[
+            (a, a, c),
+            (1.5, 2.0, 0.25),
+            (f32::NAN, 1.0, 0.0),
+            (f32::INFINITY, 0.0, 1.0),
+            (f32::MAX, 2.0, -f32::MAX),
+            (1e-30, 1e-10, 0.0),
+            (-0.0, 0.0, -0.0),
+        ]);
+    }
+
     proptest! {
+        #[test]
+        fn fma_lanes_equal_fma_f32_lane_by_lane(lanes in proptest::collection::vec(f32_near_cancel(), 32)) {
+            check_lanes(&lanes);
+        }
+
         #[test]
         fn fma_f32_is_correctly_rounded((a, b, c) in f32_near_cancel()) {
             let want = a.mul_add(b, c);

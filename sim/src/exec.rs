@@ -2,7 +2,7 @@
 //! and reports what happened as data ([`Executed`]). It computes values and never counts
 //! cycles; the timing model reads the record.
 
-use metalsim_isa::{BarrierScope, OpClass, Space};
+use metalsim_isa::{BarrierScope, OpClass, Space, Type};
 
 use crate::access;
 use crate::dispatch::{Geometry, Shape};
@@ -282,6 +282,17 @@ pub(crate) fn execute(
         Kind::Copy64 => regs.un64(dst, a, mask, |x| x),
         Kind::Cvt { from, to, sat } => arith::cvt(regs, from, to, sat, ins, mask),
         Kind::PtrAdd { index } => arith::ptr_add(regs, index, ins, mask),
+        Kind::Load(space, ty) if !ty.is_wide() && ty != Type::Pred => {
+            // The 32-bit bank: the destination cannot be the address register.
+            let addrs = &regs.r64[a as usize];
+            let v = access::load32(cx.regions, &mut cx.spaces, space, ty, addrs, mask)?;
+            record(cx.access, space, AccessKind::Load, ty.bytes(), addrs, mask);
+            if space == Space::Threadgroup {
+                cx.watch(space, Touch::Read, addrs, ty.bytes(), mask, pc);
+            }
+            regs.set32(dst, &v, mask);
+            effect = Effect::Memory;
+        }
         Kind::Load(space, ty) => {
             let addrs = regs.r64[a as usize];
             let v = access::load(cx.regions, &mut cx.spaces, space, ty, &addrs, mask)?;

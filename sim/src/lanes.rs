@@ -24,6 +24,78 @@ pub(crate) fn cross(
     b: &[u32; 32],
     mask: LaneMask,
 ) -> ([u64; 32], LaneMask) {
+    // The shuffles each get their own lane loop (the operation a constant in it); a
+    // reduction is the same for every lane of a group, so it is folded once per group.
+    let uniform = !quad && mask == u32::MAX && b.iter().all(|&d| d == b[0]);
+    match op {
+        SimdOp::ShuffleDown | SimdOp::ShuffleUp | SimdOp::ShuffleXor if uniform => {
+            (shift_all(op, a, b[0]), 0)
+        }
+        SimdOp::ShuffleDown => each_lane(SimdOp::ShuffleDown, quad, ty, a, b, mask),
+        SimdOp::ShuffleUp => each_lane(SimdOp::ShuffleUp, quad, ty, a, b, mask),
+        SimdOp::ShuffleXor => each_lane(SimdOp::ShuffleXor, quad, ty, a, b, mask),
+        SimdOp::Shuffle => each_lane(SimdOp::Shuffle, quad, ty, a, b, mask),
+        SimdOp::Broadcast => each_lane(SimdOp::Broadcast, quad, ty, a, b, mask),
+        SimdOp::Sum
+        | SimdOp::Product
+        | SimdOp::Min
+        | SimdOp::Max
+        | SimdOp::And
+        | SimdOp::Or
+        | SimdOp::Xor => (reduce(op, quad, ty, a, mask), 0),
+        _ => each_lane(op, quad, ty, a, b, mask),
+    }
+}
+
+/// A shuffle down, up or xor of all 32 lanes, every one active, by the same `delta`: a
+/// source lane out of range keeps the lane's own value.
+fn shift_all(op: SimdOp, a: &[u64; 32], delta: u32) -> [u64; 32] {
+    let mut out = *a;
+    let Some(d) = (delta < 32).then_some(delta as usize) else {
+        return out;
+    };
+    match op {
+        SimdOp::ShuffleDown => out[..32 - d].copy_from_slice(&a[d..]),
+        SimdOp::ShuffleUp => out[d..].copy_from_slice(&a[..32 - d]),
+        _ => {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = a[i ^ d];
+            }
+        }
+    }
+    out
+}
+
+/// A reduction: each active lane gets the fold of its group's active lanes.
+fn reduce(op: SimdOp, quad: bool, ty: Type, a: &[u64; 32], mask: LaneMask) -> [u64; 32] {
+    let width: u32 = if quad { 4 } else { 32 };
+    let group_bits: u32 = if quad { 0xf } else { u32::MAX };
+    let mut out = *a;
+    for base in (0..32).step_by(width as usize) {
+        let group = (mask >> base) & group_bits;
+        if group == 0 {
+            continue;
+        }
+        let v = fold(op, ty, a, base, group, width);
+        for l in 0..width {
+            if group >> l & 1 != 0 {
+                out[(base + l) as usize] = v;
+            }
+        }
+    }
+    out
+}
+
+/// [`cross`] lane by lane.
+#[inline(always)]
+fn each_lane(
+    op: SimdOp,
+    quad: bool,
+    ty: Type,
+    a: &[u64; 32],
+    b: &[u32; 32],
+    mask: LaneMask,
+) -> ([u64; 32], LaneMask) {
     let width: u32 = if quad { 4 } else { 32 };
     let group_bits: u32 = if quad { 0xf } else { u32::MAX };
     let mut out = *a;
@@ -172,6 +244,49 @@ mod tests {
             inactive, 0xf,
             "lanes 0-3 read lanes 4-7, which are inactive"
         );
+    }
+
+    #[test]
+    fn reductions_folded_once_per_group_equal_the_lane_by_lane_fold() {
+        let a: [u64; 32] = std::array::from_fn(|i| (i as u64 * 2_654_435_761) & 0xffff_ffff);
+        let z = [0u32; 32];
+        let ops = [
+            SimdOp::Sum,
+            SimdOp::Product,
+            SimdOp::Min,
+            SimdOp::Max,
+            SimdOp::And,
+            SimdOp::Or,
+            SimdOp::Xor,
+        ];
+        for op in ops {
+            for ty in [Type::U32, Type::I32, Type::F32, Type::U64] {
+                for mask in [u32::MAX, 0, 0b1011, 0x8000_0001, 0x0ff0_f00f] {
+                    for quad in [false, true] {
+                        assert_eq!(
+                            cross(op, quad, ty, &a, &z, mask),
+                            each_lane(op, quad, ty, &a, &z, mask),
+                            "{op:?} {ty:?} mask {mask:#x} quad {quad}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn uniform_shuffles_of_all_lanes_equal_the_lane_by_lane_shuffle() {
+        let a = lanes();
+        for op in [SimdOp::ShuffleDown, SimdOp::ShuffleUp, SimdOp::ShuffleXor] {
+            for d in [0u32, 1, 2, 5, 16, 31, 32, 33, u32::MAX] {
+                let b = [d; 32];
+                assert_eq!(
+                    cross(op, false, Type::U32, &a, &b, u32::MAX),
+                    each_lane(op, false, Type::U32, &a, &b, u32::MAX),
+                    "{op:?} by {d}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@ use metalsim_traces::SimdgroupRecording;
 use crate::dispatch::{Geometry, LANES, Shape};
 use crate::exec::{self, Access, Context, Effect, Executed};
 use crate::fault::{FaultKind, Finding, KernelFault, Trap};
-use crate::memory::{AccessKind, Memory, Regions, Spaces, Write};
+use crate::memory::{AccessKind, Memory, Regions, Spaces, Storage, Write};
 use crate::program::{Kind, Program};
 use crate::progress::Progress;
 use crate::record::{self, Recorder, RegisterMap};
@@ -245,6 +245,8 @@ pub(crate) struct Machine<'a> {
     stop_at: u64,
     /// Per instruction: a device atomic, which a deferring run stops before.
     device_atomic: Vec<bool>,
+    /// Some instruction is a device atomic (else a deferring run never looks).
+    any_device_atomic: bool,
     /// Global writes are logged in `writes` (parallel untimed runs).
     logging: bool,
     /// The global writes of the current stretch, when logging.
@@ -288,6 +290,10 @@ impl<'a> Machine<'a> {
                 .iter()
                 .map(|i| matches!(i.kind, Kind::Atomic(_, Space::Device | Space::Constant, _)))
                 .collect(),
+            any_device_atomic: program
+                .insts
+                .iter()
+                .any(|i| matches!(i.kind, Kind::Atomic(_, Space::Device | Space::Constant, _))),
             logging: false,
             writes: Vec::new(),
         }
@@ -461,12 +467,6 @@ impl<'a> Machine<'a> {
             .expect("scheduler asked for a threadgroup that is not resident")
     }
 
-    /// The status of a SIMD-group.
-    #[inline]
-    pub fn status(&self, id: GroupId, sg: usize) -> Status {
-        self.group(id).simdgroups[sg].status
-    }
-
     /// The pc a SIMD-group runs next (`None` when it has finished).
     #[inline]
     pub fn next_pc(&self, id: GroupId, sg: usize) -> Option<u32> {
@@ -509,6 +509,21 @@ impl<'a> Machine<'a> {
             m.log_retired();
         }
         m
+    }
+
+    /// Copies the writable global storage (launch buffers that stores and atomics may
+    /// change) of `from`, a machine of the same dispatch, into this one's.
+    pub fn copy_writable_memory(&mut self, from: &Machine) {
+        for r in &from.memory.regions.0 {
+            if let (Storage::Global(i), true) = (r.storage, r.writable)
+                && let (Some(dst), Some(src)) = (
+                    self.memory.global.get_mut(i as usize),
+                    from.memory.global.get(i as usize),
+                )
+            {
+                dst.copy_from_slice(src);
+            }
+        }
     }
 
     /// Adds threadgroups another worker's machine logged (see [`Machine::log_retired`]),
@@ -560,7 +575,9 @@ impl<'a> Machine<'a> {
     /// Ends a stretch: what it counted, found and wrote. With `undo`, its global writes
     /// are undone here (the memory is back to the round's start).
     pub fn end_stretch(&mut self, undo: bool) -> Stretch {
-        let writes = std::mem::take(&mut self.writes);
+        // The next stretch likely writes as much: room for that at once, not by doubling.
+        let room = Vec::with_capacity(self.writes.len());
+        let writes = std::mem::replace(&mut self.writes, room);
         if undo {
             self.memory.undo(&writes);
         }
@@ -637,11 +654,6 @@ impl<'a> Machine<'a> {
             .map(|ex| ex.expect("only a deferring run stops before an instruction"))
     }
 
-    /// Runs a ready SIMD-group until it waits at a barrier or finishes.
-    pub fn run_until_blocked(&mut self, id: GroupId, sg: usize) -> Result<(), Box<KernelFault>> {
-        self.advance::<false>(id, sg, u64::MAX).map(|_| ())
-    }
-
     /// Runs a ready SIMD-group until it waits at a barrier, finishes, or is about to run a
     /// device atomic: then it stops before it with [`SimdGroup::at_atomic`] set (the
     /// parallel untimed scheduler runs such atomics at the end of the round, in a fixed
@@ -688,9 +700,12 @@ impl<'a> Machine<'a> {
             .expect("scheduler ran a threadgroup that is not resident");
         let group = &mut tg.simdgroups[sg];
         let device_atomic = &self.device_atomic;
+        let any_device_atomic = self.any_device_atomic;
         let before_atomic = |simt: &Reconvergence| {
-            simt.top()
-                .is_some_and(|(pc, _)| device_atomic.get(pc as usize) == Some(&true))
+            any_device_atomic
+                && simt
+                    .top()
+                    .is_some_and(|(pc, _)| device_atomic.get(pc as usize) == Some(&true))
         };
         if DEFER && before_atomic(&group.simt) {
             group.at_atomic = true;
@@ -791,7 +806,11 @@ impl<'a> Machine<'a> {
                 group.at_atomic = true;
                 break Ok(ex);
             }
-            if DEFER && cx.spaces.log.as_deref().map_or(0, Vec::len) >= STRETCH_WRITES {
+            // Only memory instructions log writes.
+            if DEFER
+                && ex.effect == Effect::Memory
+                && cx.spaces.log.as_deref().map_or(0, Vec::len) >= STRETCH_WRITES
+            {
                 group.yielded = true;
                 break Ok(ex);
             }

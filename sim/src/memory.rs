@@ -522,6 +522,42 @@ impl Spaces<'_> {
         u64::from_le_bytes(v)
     }
 
+    /// Writes the low `n` bytes of each active lane's value at `start` plus its offset in
+    /// global storage `storage`, in ascending lane order, logging each write (the stores
+    /// of a logging run whose lanes all hit one region, checked).
+    pub fn write_logged(
+        &mut self,
+        (storage, start): (u32, usize),
+        addrs: &[u64; 32],
+        values: &[u64; 32],
+        mask: u32,
+        n: u32,
+    ) {
+        let Some(log) = self.log.as_deref_mut() else {
+            return;
+        };
+        let mem = &mut self.global[storage as usize];
+        let len = n as usize;
+        log.reserve(mask.count_ones() as usize);
+        let mut m = mask;
+        while m != 0 {
+            let lane = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let at = start + offset_of(addrs[lane]) as usize;
+            let b = &mut mem[at..at + len];
+            let mut old = [0u8; 8];
+            old[..len].copy_from_slice(b);
+            b.copy_from_slice(&values[lane].to_le_bytes()[..len]);
+            log.push(Write {
+                storage,
+                at,
+                bytes: n,
+                old: u64::from_le_bytes(old),
+                new: values[lane],
+            });
+        }
+    }
+
     /// Writes the low `n` bytes of `value`, little endian.
     #[inline]
     pub fn write(&mut self, loc: Located, lane: u32, n: u32, value: u64) {

@@ -97,7 +97,8 @@ pub fn run_with_progress(
         ),
         (None, true) => (Model::new(gpu, profile).run(&mut machine), None),
         (Some(plan), true) => {
-            let (report, sampling) = Sampled::new(gpu, profile, plan.clone()).run(&mut machine);
+            let (report, sampling) =
+                Sampled::new(gpu, profile, plan.clone(), workers(options)).run(&mut machine);
             (report, Some(sampling))
         }
     };

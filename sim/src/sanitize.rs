@@ -235,7 +235,11 @@ impl Sanitizer {
     pub fn take_device_stores(&mut self) -> Vec<DeviceStore> {
         self.deferred
             .as_mut()
-            .map(std::mem::take)
+            .map(|d| {
+                // Room for as many next time at once, not by doubling.
+                let room = Vec::with_capacity(d.len());
+                std::mem::replace(d, room)
+            })
             .unwrap_or_default()
     }
 

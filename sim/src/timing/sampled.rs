@@ -4,7 +4,8 @@
 //! The plan: windows of consecutive threadgroups, each a few *waves* (the threadgroups the
 //! GPU holds at once), evenly spaced from the first threadgroup to the last, together at
 //! most [`SamplingPlan::timed_percent`] of the dispatch; the stretches between them run
-//! untimed, one threadgroup at a time on one thread. Each window is a fresh model run on
+//! untimed, a wave at a time in the parallel rounds of `--timing off` (on every worker,
+//! with the same outcome for any number of them, see [`super::untimed`]). Each window is a fresh model run on
 //! an idle GPU; the estimate (see [`estimate`]) is the first window's time plus every
 //! other threadgroup's instructions at the rate the windows' steady parts measured for
 //! its class (and at least the DRAM traffic's time). Where an untimed stretch meets a
@@ -25,9 +26,10 @@ use metalsim_models::Gpu;
 
 use self::estimate::{ClassTotals, Window, add_to, class_of};
 use super::occupancy::Residency;
+use super::untimed::Parallel;
 use super::{Cycle, Model, Timing, TimingReport};
 use crate::fault::KernelFault;
-use crate::machine::{Machine, Status};
+use crate::machine::Machine;
 use crate::outcome::LevelCounters;
 
 /// How a sampled run picks the threadgroups it times.
@@ -106,6 +108,8 @@ pub(crate) struct Sampled<'g> {
     gpu: &'g Gpu,
     profile: Option<&'g Function>,
     plan: SamplingPlan,
+    /// Worker threads of the untimed stretches.
+    workers: usize,
 }
 
 /// What the windows so far gave.
@@ -123,10 +127,21 @@ struct Gathered {
 }
 
 impl<'g> Sampled<'g> {
-    /// Sampled timing of `gpu` as `plan` says; with `profile`, the function the machine
-    /// runs, the first window is profiled.
-    pub fn new(gpu: &'g Gpu, profile: Option<&'g Function>, plan: SamplingPlan) -> Self {
-        Sampled { gpu, profile, plan }
+    /// Sampled timing of `gpu` as `plan` says, its untimed stretches on `workers`
+    /// threads; with `profile`, the function the machine runs, the first window is
+    /// profiled.
+    pub fn new(
+        gpu: &'g Gpu,
+        profile: Option<&'g Function>,
+        plan: SamplingPlan,
+        workers: usize,
+    ) -> Self {
+        Sampled {
+            gpu,
+            profile,
+            plan,
+            workers,
+        }
     }
 
     /// Runs every threadgroup of the dispatch on `m`: what the timing model reports (its
@@ -167,16 +182,18 @@ impl<'g> Sampled<'g> {
             ..Gathered::default()
         };
         let mut fault = None;
+        // The workers' machines, kept from one untimed stretch to the next.
+        let mut spare = Vec::new();
         for (j, &start) in starts.iter().enumerate() {
             fault = self
-                .untimed_until(m, start, (wave, window), &mut g)
+                .untimed_until(m, start, (wave, window), &mut g, &mut spare)
                 .or_else(|| self.time_window(m, start + window, j == 0, &mut g));
             if fault.is_some() {
                 break;
             }
         }
         if fault.is_none() {
-            fault = self.untimed_until(m, total, (wave, window), &mut g);
+            fault = self.untimed_until(m, total, (wave, window), &mut g, &mut spare);
         }
         let e = estimate::estimate(
             &g.windows,
@@ -217,17 +234,28 @@ impl<'g> Sampled<'g> {
     /// Runs the threadgroups up to linear index `end` untimed, a wave at a time, timing a
     /// window of `window` threadgroups at once after a wave with a class no window timed
     /// (while extra windows are left and it ends before `end`).
-    fn untimed_until(
+    fn untimed_until<'a>(
         &self,
-        m: &mut Machine,
+        m: &mut Machine<'a>,
         end: u64,
         (wave, window): (u64, u64),
         g: &mut Gathered,
+        spare: &mut Vec<Machine<'a>>,
     ) -> Option<KernelFault> {
+        if m.started() >= end {
+            return None;
+        }
+        // The workers run from here until a window is timed; their machines are kept
+        // in `spare` in between.
+        let mut workers = Parallel::begin_reusing(m, self.workers, std::mem::take(spare));
         while m.started() < end {
-            m.set_limit((m.started() + wave).min(end));
-            if let Err(f) = functional(m) {
-                return Some(*f);
+            // A wave at a time while a new class could still get a window; then the rest
+            // at once (the same threadgroups, in fewer and fuller rounds).
+            let step = if g.extra_left > 0 { wave } else { end };
+            m.set_limit(m.started().saturating_add(step).min(end));
+            if let Some(f) = workers.run(m) {
+                *spare = workers.end(m);
+                return Some(f);
             }
             let mut new_class = false;
             for r in m.take_retired() {
@@ -237,11 +265,14 @@ impl<'g> Sampled<'g> {
             if new_class && g.extra_left > 0 && m.started() + window <= end {
                 g.extra_left -= 1;
                 let until = m.started() + window;
+                *spare = workers.end(m);
                 if let Some(f) = self.time_window(m, until, false, g) {
                     return Some(f);
                 }
+                workers = Parallel::begin_reusing(m, self.workers, std::mem::take(spare));
             }
         }
+        *spare = workers.end(m);
         None
     }
 
@@ -281,28 +312,6 @@ impl<'g> Sampled<'g> {
         }
         fault
     }
-}
-
-/// Runs the threadgroups up to the machine's limit functionally, one at a time in
-/// dispatch order, each SIMD-group in turn until it waits at a barrier or finishes.
-fn functional(m: &mut Machine) -> Result<(), Box<KernelFault>> {
-    while let Some(id) = m.start_next() {
-        let n = m.group(id).simdgroups.len();
-        loop {
-            let mut all_done = true;
-            for sg in 0..n {
-                if m.status(id, sg) == Status::Ready {
-                    m.run_until_blocked(id, sg)?;
-                }
-                all_done &= m.status(id, sg) == Status::Done;
-            }
-            if all_done {
-                break;
-            }
-        }
-        m.retire(id);
-    }
-    Ok(())
 }
 
 /// Adds the counters of a later window's `report` to those gathered in `into` (achieved

@@ -83,6 +83,72 @@ struct Ran {
     finished: bool,
 }
 
+/// A parallel stretch of a dispatch: a machine's workers (forks of it) and the totals
+/// their rounds merge into, from [`Parallel::begin`] to [`Parallel::end`]. The machine's
+/// totals so far are the starting point and come back to it with the stretch's added,
+/// so a scheduler can run parts of a dispatch this way (sampled timing's untimed
+/// stretches).
+pub(crate) struct Parallel<'a> {
+    /// Workers 1 and up (worker 0 is the machine itself).
+    others: Vec<Machine<'a>>,
+    totals: Rounds,
+}
+
+impl<'a> Parallel<'a> {
+    /// Readies `m` and `workers - 1` forks of it (copies of its memory) for rounds.
+    pub fn begin(m: &mut Machine<'a>, workers: usize) -> Self {
+        Self::begin_reusing(m, workers, Vec::new())
+    }
+
+    /// [`Parallel::begin`], taking the forks from `spare` (what [`Parallel::end`] gave
+    /// back) where it has them: their writable memory is brought up to date with `m`'s
+    /// (read-only buffers never change), which saves copying every buffer again and
+    /// touching fresh pages (sampled timing begins a stretch after every window).
+    pub fn begin_reusing(m: &mut Machine<'a>, workers: usize, spare: Vec<Machine<'a>>) -> Self {
+        let (counters, sanitizer, findings) = m.take_totals();
+        m.parallel_mode();
+        let mut others = spare;
+        others.truncate(workers.max(1) - 1);
+        for o in &mut others {
+            o.copy_writable_memory(m);
+        }
+        while others.len() < workers.max(1) - 1 {
+            others.push(m.fork());
+        }
+        for o in &mut others {
+            o.parallel_mode();
+        }
+        Parallel {
+            others,
+            totals: Rounds {
+                counters,
+                sanitizer,
+                findings,
+            },
+        }
+    }
+
+    /// Runs the threadgroups not started yet, up to the machine's limit (see
+    /// [`Machine::set_limit`]), in rounds; the first fault. Those that finished are in
+    /// `m`'s log of retired threadgroups, if it keeps one, in dispatch order.
+    pub fn run(&mut self, m: &mut Machine<'a>) -> Option<KernelFault> {
+        let fault = self.totals.rounds(m, &mut self.others);
+        for o in &mut self.others {
+            m.extend_retired(o.take_retired());
+        }
+        fault
+    }
+
+    /// Gives `m` its totals back, the stretch's added, and leaves parallel mode (`m`'s
+    /// memory holds every write); the forks, for [`Parallel::begin_reusing`].
+    pub fn end(self, m: &mut Machine<'a>) -> Vec<Machine<'a>> {
+        m.serial_mode();
+        let t = self.totals;
+        m.adopt(t.counters, t.sanitizer, t.findings);
+        self.others
+    }
+}
+
 /// The merged totals of a parallel run.
 struct Rounds {
     counters: Counters,
@@ -92,26 +158,10 @@ struct Rounds {
 
 impl Rounds {
     /// Runs the dispatch on `m` and `workers - 1` forks of it; the first fault.
-    /// The machine's totals so far are the starting point and come back to it with the
-    /// run's added, so a scheduler can run a stretch of a dispatch this way.
     fn run(m: &mut Machine, workers: usize) -> Option<KernelFault> {
-        let (counters, sanitizer, findings) = m.take_totals();
-        let mut totals = Rounds {
-            counters,
-            sanitizer,
-            findings,
-        };
-        m.parallel_mode();
-        let mut others: Vec<Machine> = (1..workers).map(|_| m.fork()).collect();
-        for o in &mut others {
-            o.parallel_mode();
-        }
-        let fault = totals.rounds(m, &mut others);
-        for o in &mut others {
-            m.extend_retired(o.take_retired());
-        }
-        m.serial_mode();
-        m.adopt(totals.counters, totals.sanitizer, totals.findings);
+        let mut p = Parallel::begin(m, workers);
+        let fault = p.run(m);
+        p.end(m);
         fault
     }
 
@@ -138,7 +188,15 @@ impl Rounds {
             let done = self.counters.simd_instructions;
             let mut ran = run_round(m, others, &resident, done);
             ran.sort_by_key(|r| r.linear);
-            // The writes land in dispatch order; the first fault ends the run.
+            // The first fault ends the run: stretches after it never land.
+            let land = ran
+                .iter()
+                .position(|r| r.fault.is_some())
+                .map_or(ran.len(), |i| i + 1);
+            ran.truncate(land);
+            // Every stretch was undone on its worker: each worker's copy replays all of
+            // them in dispatch order, the copies in parallel.
+            replay(m, others, &ran);
             for r in ran {
                 let Some(res) = resident.iter_mut().find(|x| x.linear == r.linear) else {
                     continue;
@@ -146,7 +204,7 @@ impl Rounds {
                 res.id = Some(r.id);
                 res.worker = r.worker;
                 res.finished = r.finished;
-                self.merge(m, others, r.worker, true, r.linear, r.stretch);
+                self.merge(m, r.linear, r.stretch);
                 if let Some(f) = r.fault {
                     return Some(*f);
                 }
@@ -164,7 +222,19 @@ impl Rounds {
                     mach.begin_stretch(self.counters.simd_instructions);
                     let fault = mach.run_atomic(id, sg).err();
                     let stretch = mach.end_stretch(false);
-                    self.merge(m, others, w, false, res.linear, stretch);
+                    // The atomic's writes stay on its worker's copy; the others replay
+                    // them.
+                    if !stretch.writes.is_empty() {
+                        for (i, o) in std::iter::once(&mut *m)
+                            .chain(others.iter_mut())
+                            .enumerate()
+                        {
+                            if i != w {
+                                o.redo(&stretch.writes);
+                            }
+                        }
+                    }
+                    self.merge(m, res.linear, stretch);
                     if let Some(f) = fault {
                         return Some(*f);
                     }
@@ -174,17 +244,9 @@ impl Rounds {
         }
     }
 
-    /// Merges a stretch of threadgroup `linear` run on worker `owner` (whose copy of
-    /// memory still holds its writes unless `undone`).
-    fn merge(
-        &mut self,
-        m: &mut Machine,
-        others: &mut [Machine],
-        owner: usize,
-        undone: bool,
-        linear: u64,
-        s: Stretch,
-    ) {
+    /// Merges the counts and findings of a stretch of threadgroup `linear` (its writes
+    /// are already on every worker's copy of memory).
+    fn merge(&mut self, m: &mut Machine, linear: u64, s: Stretch) {
         self.counters.add(&s.counters);
         for (f, pc) in s.findings {
             if self.sanitizer.count(f.first.kind, pc) == 0 {
@@ -192,16 +254,6 @@ impl Rounds {
             }
         }
         self.sanitizer.merge_seen(&s.seen);
-        if !s.writes.is_empty() {
-            if undone || owner != 0 {
-                m.redo(&s.writes);
-            }
-            for (w, o) in others.iter_mut().enumerate() {
-                if undone || owner != w + 1 {
-                    o.redo(&s.writes);
-                }
-            }
-        }
         let shape = m.shape_of(linear);
         for d in &s.device_stores {
             self.sanitizer.check_device_store(m.regions(), d);
@@ -210,6 +262,30 @@ impl Rounds {
             }
         }
     }
+}
+
+/// Replays the writes of a round's stretches (undone on their workers, in dispatch
+/// order) on every worker's copy of memory, each copy on its own thread.
+fn replay(m: &mut Machine, others: &mut [Machine], ran: &[Ran]) {
+    let on = |mach: &mut Machine| {
+        for r in ran {
+            mach.redo(&r.stretch.writes);
+        }
+    };
+    if others.is_empty() || ran.iter().all(|r| r.stretch.writes.is_empty()) {
+        return on(m);
+    }
+    let on = &on;
+    let result = crossbeam::thread::scope(|s| {
+        let handles: Vec<_> = others.iter_mut().map(|o| s.spawn(move |_| on(o))).collect();
+        on(m);
+        for h in handles {
+            if let Err(panic) = h.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
+    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// Worker `w`'s machine.

@@ -7,7 +7,7 @@
 
 use metalsim_isa::Type;
 use metalsim_launch::{Grid, Launch};
-use metalsim_sim::{Progress, RunOptions, RunOutcome};
+use metalsim_sim::{Progress, RunOptions, RunOutcome, SamplingPlan};
 
 use crate::common::*;
 
@@ -397,4 +397,90 @@ fn run_with_timing_is_the_same(m: &metalsim_isa::Module, l: &Launch, untimed: &R
     let timed = metalsim_sim::run(m, "k", l, &m1(), &RunOptions::default())
         .unwrap_or_else(|e| panic!("{e}"));
     timed.buffers == untimed.buffers
+}
+
+/// Threadgroups 1500 to 2499 loop ten times longer (a class of their own between the
+/// evenly spaced windows); every thread takes a ticket from an atomic counter, adds to a
+/// float atomic sum and stores over other threadgroups' words (a race).
+const SAMPLED: &str = r#"#include <metal_stdlib>
+using namespace metal;
+
+kernel void k(device atomic_uint*  counter [[buffer(0)]],
+              device float*        out     [[buffer(1)]],
+              device uint*         racy    [[buffer(2)]],
+              device atomic_float* fsum    [[buffer(3)]],
+              uint gid [[thread_position_in_grid]],
+              uint tg  [[threadgroup_position_in_grid]]) {
+    uint n = (tg >= 1500u && tg < 2500u) ? 80u : 8u;
+    float acc = float(gid);
+    for (uint i = 0; i < n; ++i) {
+        acc = fma(acc, 0.999f, float(i & 7u));
+    }
+    uint ticket = atomic_fetch_add_explicit(counter, 1u, memory_order_relaxed);
+    racy[gid % 64u] = ticket;
+    atomic_fetch_add_explicit(fsum, acc * 1e-6f, memory_order_relaxed);
+    out[gid] = acc + float(racy[(gid + 1u) % 64u] & 1u);
+}
+"#;
+
+#[test]
+fn sampled_timing_is_the_same_for_every_worker_count() {
+    let (m, d, s) = metalsim_frontend::compile_str("sampled.metal", SAMPLED);
+    let m = m.unwrap_or_else(|| panic!("{}", metalsim_frontend::render(&d, &s, false)));
+    let groups = 4096u32;
+    let l = launch(
+        Grid::Threadgroups([groups, 1, 1]),
+        [32, 1, 1],
+        vec![
+            buffer(0, "counter", Type::U32, u32s(&[0])),
+            buffer(1, "out", Type::F32, zeros(4 * 32 * groups as usize)),
+            buffer(2, "racy", Type::U32, u32s(&[0; 64])),
+            buffer(3, "fsum", Type::F32, f32s(&[0.0])),
+        ],
+    );
+    let run = |workers: usize| {
+        let opts = RunOptions {
+            workers,
+            profile: true,
+            sampling: Some(SamplingPlan {
+                timed_percent: 10,
+                waves_per_window: 3,
+                warmup_waves: 1,
+                min_windows: 2,
+                extra_windows: 2,
+            }),
+            ..RunOptions::default()
+        };
+        metalsim_sim::run(&m, "k", &l, &m1(), &opts).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let first = run(1);
+    assert_eq!(first.fault, None);
+    assert_eq!(
+        as_u32s(&first.buffers[0]),
+        [32 * groups],
+        "every ticket once"
+    );
+    let p = first.sampling.clone().expect("a sampled run says how");
+    assert!(!p.timed_fully && p.windows >= 3, "{p:?}");
+    assert!(
+        first
+            .findings
+            .iter()
+            .any(|f| f.kind() == metalsim_sim::FaultKind::DeviceRace),
+        "{:?}",
+        first.findings
+    );
+    for workers in [1, 2, 4] {
+        let other = run(workers);
+        assert_eq!(
+            other.sampling, first.sampling,
+            "{workers} workers: sampling"
+        );
+        assert_eq!(other.stats, first.stats, "{workers} workers: stats");
+        assert!(
+            other.buffers == first.buffers,
+            "{workers} workers: buffers differ"
+        );
+        assert_eq!(other, first, "{workers} workers: outcome");
+    }
 }
