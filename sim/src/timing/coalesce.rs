@@ -112,9 +112,18 @@ fn within_one_bank_window(a: &Access, bank_mask: u64, shift: u32) -> bool {
     let first = a.addrs[a.mask.trailing_zeros() as usize];
     let (mut differ, mut split) = (0u64, 0u64);
     if a.mask == LaneMask::MAX {
+        let mut low = 0u64;
         for &addr in &a.addrs {
             differ |= addr ^ first;
-            split |= addr ^ addr.wrapping_add(last_byte);
+            low |= addr;
+        }
+        // The OR of the offsets in their words bounds each offset: with room for the piece
+        // after it, every piece lies in one word (else the per-lane test decides).
+        let word = (1u64 << shift) - 1;
+        if (low & word) + last_byte > word {
+            for &addr in &a.addrs {
+                split |= addr ^ addr.wrapping_add(last_byte);
+            }
         }
     } else {
         for (l, &addr) in a.addrs.iter().enumerate() {
@@ -240,6 +249,29 @@ mod tests {
     fn wide_accesses_touch_several_banks_and_lines() {
         // float4 per lane, unit stride: 512 bytes = 4 lines, 128 words over 32 banks.
         check(&access(16, |l| 16 * l), 4, 4);
+    }
+
+    proptest::proptest! {
+        /// The one-window test answers as its definition, lane by lane: every piece in one
+        /// bank word, every word in one aligned window of as many words as banks.
+        #[test]
+        fn the_bank_window_test_follows_its_definition(
+            base in 0u64..1 << 20,
+            offsets in proptest::collection::vec(0u64..300, 32),
+            bytes in proptest::sample::select(vec![1u32, 2, 4, 8, 16]),
+            mask in proptest::prop_oneof![proptest::strategy::Just(u32::MAX), proptest::prelude::any::<u32>()],
+        ) {
+            let mut a = access(bytes, |l| base + offsets[l as usize]);
+            a.mask = mask;
+            let (bank_mask, shift) = (31, 2);
+            let active = || (0..32).filter(|l| mask >> l & 1 == 1).map(|l| a.addrs[l]);
+            let first = active().next();
+            let expect = active().all(|addr| {
+                (addr >> shift) == (addr + bytes as u64 - 1) >> shift
+                    && (addr >> (shift + 5)) == (first.unwrap() >> (shift + 5))
+            });
+            proptest::prop_assert_eq!(within_one_bank_window(&a, bank_mask, shift), expect);
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::occupancy::{Cost, Held};
 use super::profiler::WarpProfile;
 use super::table::MAX_PIPES;
 use crate::machine::GroupId;
-use crate::program::Reg;
+use crate::program::{MAX_SRCS, Program, Reg};
 use crate::regalloc::Bank;
 
 /// Timing state of one resident SIMD-group: its scoreboard.
@@ -22,10 +22,11 @@ pub(crate) struct Warp {
     pub group: GroupId,
     /// Its index in the threadgroup.
     pub sg: usize,
-    /// Cycle each 32-bit slot's value is ready.
-    pub ready32: Vec<u64>,
-    /// Cycle each 64-bit slot's value is ready.
-    pub ready64: Vec<u64>,
+    /// Cycle each register's value is ready, by [`Operands`] index (the 32-bit slots,
+    /// then the 64-bit ones).
+    pub ready: Vec<u64>,
+    /// Index in `ready` of the first 64-bit slot.
+    pub wide_base: u32,
     /// When its outstanding stores complete.
     pub drain: u64,
     /// What profiling needs to know of it (`None` unless the run is profiled; boxed so
@@ -34,22 +35,79 @@ pub(crate) struct Warp {
 }
 
 impl Warp {
+    /// Clears the scoreboard for a program with `slots` register slots per bank.
+    pub fn reset(&mut self, slots: [u32; 2]) {
+        self.ready.clear();
+        self.ready.resize((slots[0] + slots[1]) as usize, 0);
+        self.wide_base = slots[0];
+    }
+
     /// When a register is ready.
     #[inline]
     pub fn ready(&self, r: Reg) -> u64 {
-        match r.bank {
-            Bank::B32 => self.ready32[r.slot as usize],
-            Bank::B64 => self.ready64[r.slot as usize],
-        }
+        self.ready[index(r, self.wide_base)]
     }
 
     /// Sets when a register is ready.
     #[inline]
     pub fn set_ready(&mut self, r: Reg, t: u64) {
-        match r.bank {
-            Bank::B32 => self.ready32[r.slot as usize] = t,
-            Bank::B64 => self.ready64[r.slot as usize] = t,
-        }
+        let i = index(r, self.wide_base);
+        self.ready[i] = t;
+    }
+}
+
+/// The index of register `r` in a scoreboard whose 64-bit slots start at `wide_base`.
+#[inline]
+pub(crate) fn index(r: Reg, wide_base: u32) -> usize {
+    match r.bank {
+        Bank::B32 => r.slot as usize,
+        Bank::B64 => (wide_base + r.slot) as usize,
+    }
+}
+
+/// The registers one instruction reads and writes, as scoreboard indices (see
+/// [`index`]): [`Deps`](crate::program::Deps) resolved once per program, so that the
+/// hot loop reads plain indices.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Operands {
+    srcs: [u32; MAX_SRCS],
+    dsts: [u32; 4],
+    n_srcs: u8,
+    n_dsts: u8,
+}
+
+impl Operands {
+    /// The operands of every instruction of `program`.
+    pub fn of(program: &Program) -> Vec<Operands> {
+        let wide_base = program.slots[0];
+        program
+            .deps
+            .iter()
+            .map(|d| {
+                let mut o = Operands::default();
+                for r in d.srcs.iter().flatten() {
+                    o.srcs[o.n_srcs as usize] = index(*r, wide_base) as u32;
+                    o.n_srcs += 1;
+                }
+                for r in d.dsts() {
+                    o.dsts[o.n_dsts as usize] = index(r, wide_base) as u32;
+                    o.n_dsts += 1;
+                }
+                o
+            })
+            .collect()
+    }
+
+    /// The indices it reads.
+    #[inline]
+    pub fn srcs(&self) -> &[u32] {
+        &self.srcs[..self.n_srcs as usize]
+    }
+
+    /// The indices it writes.
+    #[inline]
+    pub fn dsts(&self) -> &[u32] {
+        &self.dsts[..self.n_dsts as usize]
     }
 }
 
@@ -79,6 +137,13 @@ pub(crate) struct Scheduler {
     pub last: u32,
     /// Its position in `order` when it issued (checked before use: removals shift it).
     pub last_pos: usize,
+    /// No SIMD-group of it can issue before this cycle: its [`next_issue`] when a pick
+    /// last found none. An admission or a barrier release on it clears it (they can make
+    /// one ready sooner; a removal cannot, and an issue happens only once it has passed).
+    /// At or below the current cycle it says nothing.
+    ///
+    /// [`next_issue`]: Self::next_issue
+    pub idle_until: u64,
 }
 
 impl Scheduler {
@@ -88,6 +153,7 @@ impl Scheduler {
             order: Vec::new(),
             last: u32::MAX,
             last_pos: 0,
+            idle_until: 0,
         }
     }
 
@@ -101,10 +167,7 @@ impl Scheduler {
     #[inline]
     pub fn pick(&self, now: u64, policy: SchedulerPolicy, dual_only: bool) -> Option<usize> {
         let ok = |c: &Candidate| self.can_issue(c, now) && (!dual_only || c.dual);
-        let last = match self.order.get(self.last_pos) {
-            Some(c) if c.slot == self.last => Some(self.last_pos),
-            _ => self.order.iter().position(|c| c.slot == self.last),
-        };
+        let last = self.last_position();
         match policy {
             SchedulerPolicy::GreedyThenOldest => {
                 if let Some(p) = last
@@ -121,6 +184,30 @@ impl Scheduler {
                     .map(|i| (start + i) % n)
                     .find(|&p| ok(&self.order[p]))
             }
+        }
+    }
+
+    /// [`pick`](Self::pick) for the first instruction of cycle `now`; when none can
+    /// issue, remembers until when ([`idle_until`](Self::idle_until)), so that later
+    /// cycles before it need no scan.
+    #[inline]
+    pub fn pick_first(&mut self, now: u64, policy: SchedulerPolicy) -> Option<usize> {
+        if now < self.idle_until {
+            return None;
+        }
+        let pos = self.pick(now, policy, false);
+        if pos.is_none() {
+            self.idle_until = self.next_issue();
+        }
+        pos
+    }
+
+    /// The position of the SIMD-group that issued last, if it is still there.
+    #[inline]
+    fn last_position(&self) -> Option<usize> {
+        match self.order.get(self.last_pos) {
+            Some(c) if c.slot == self.last => Some(self.last_pos),
+            _ => self.order.iter().position(|c| c.slot == self.last),
         }
     }
 
@@ -221,6 +308,7 @@ impl Core {
                 }
             };
             self.warps[slot] = Some(w);
+            self.schedulers[slot % n].idle_until = 0;
             self.schedulers[slot % n].order.push(Candidate {
                 ready_at: ready,
                 slot: slot as u32,
@@ -279,6 +367,19 @@ impl Core {
             .schedulers
             .iter()
             .map(Scheduler::next_issue)
+            .min()
+            .unwrap_or(u64::MAX);
+        (t != u64::MAX).then_some(t)
+    }
+
+    /// The earliest cycle some SIMD-group could issue, right after a cycle in which no
+    /// scheduler of the core issued (each then knows it: [`Scheduler::pick_first`]);
+    /// `None`: none can until something else happens on the core.
+    pub fn idle_until(&self) -> Option<u64> {
+        let t = self
+            .schedulers
+            .iter()
+            .map(|s| s.idle_until)
             .min()
             .unwrap_or(u64::MAX);
         (t != u64::MAX).then_some(t)
@@ -346,5 +447,42 @@ mod tests {
         // Only dual-issue pipelines for a second instruction in the cycle.
         s.order[1].waiting = false;
         assert_eq!(s.pick(20, SchedulerPolicy::GreedyThenOldest, true), Some(1));
+    }
+
+    #[test]
+    fn pick_first_picks_as_pick_and_remembers_when_none_can() {
+        let policies = [
+            SchedulerPolicy::GreedyThenOldest,
+            SchedulerPolicy::LooseRoundRobin,
+        ];
+        let mut s = Scheduler::new();
+        s.order = vec![cand(0, 7, 0), cand(4, 3, 1), cand(8, 5, 0), cand(12, 0, 2)];
+        s.order[3].waiting = true;
+        s.pipe_free[1] = 6;
+        for policy in policies {
+            for last in [u32::MAX, 0, 4, 8, 12] {
+                for now in 0..10 {
+                    let mut first = s.clone();
+                    first.last = last;
+                    let mut plain = first.clone();
+                    plain.idle_until = 0;
+                    let expect = plain.pick(now, policy, false);
+                    assert_eq!(
+                        first.pick_first(now, policy),
+                        expect,
+                        "{policy:?} {last} {now}"
+                    );
+                    if expect.is_none() {
+                        // None before cycle 5 (slot 8's operands), whichever policy.
+                        assert_eq!(first.idle_until, plain.next_issue());
+                        assert_eq!(first.idle_until, 5);
+                        // Until then it answers without looking (the model makes sure
+                        // nothing changes meanwhile).
+                        first.order.iter_mut().for_each(|c| c.ready_at = 0);
+                        assert_eq!(first.pick_first(4, policy), None);
+                    }
+                }
+            }
+        }
     }
 }

@@ -36,7 +36,8 @@ use metalsim_isa::{AtomicOp, Function, Space};
 use metalsim_models::{Gpu, SchedulerPolicy};
 
 use super::coalesce;
-use super::core::{Core, Warp};
+use super::core::{Core, Operands, Warp, index};
+use super::folded;
 use super::memsys::MemorySystem;
 use super::occupancy::{Cost as GroupCost, Residency};
 use super::profiler::{MemoryEvent, Profiler};
@@ -48,7 +49,6 @@ use crate::machine::{GroupId, Machine};
 use crate::memory::AccessKind;
 use crate::outcome::{Occupancy, TimingSummary};
 use crate::program::{Kind, Program, Reg};
-use crate::regalloc::Bank;
 
 /// The timing model of a GPU.
 pub(crate) struct Model<'g> {
@@ -81,6 +81,11 @@ struct Run<'p> {
     tg_bytes: u64,
     spare: Vec<Warp>,
     program: &'p Program,
+    /// The scoreboard indices each instruction reads and writes.
+    operands: Vec<Operands>,
+    /// The block-parameter copies of [`Program::copies`] as `(source, destination)`
+    /// scoreboard indices.
+    copies: Vec<(u32, u32)>,
     /// Working space for coalescing.
     scratch: Vec<u64>,
     scratch2: Vec<u64>,
@@ -116,6 +121,22 @@ impl Timing for Model<'_> {
             tg_bytes,
             spare: Vec::new(),
             program,
+            operands: Operands::of(program),
+            copies: program
+                .copies
+                .iter()
+                .map(|cp| {
+                    let reg = |slot| Reg {
+                        bank: cp.bank,
+                        slot,
+                    };
+                    let wide_base = program.slots[0];
+                    (
+                        index(reg(cp.src), wide_base) as u32,
+                        index(reg(cp.dst), wide_base) as u32,
+                    )
+                })
+                .collect(),
             scratch: Vec::with_capacity(256),
             scratch2: Vec::with_capacity(256),
             addresses: Vec::with_capacity(32),
@@ -273,10 +294,7 @@ impl Run<'_> {
             w.group = id;
             w.sg = sg;
             w.drain = ready;
-            w.ready32.clear();
-            w.ready32.resize(slots[0] as usize, 0);
-            w.ready64.clear();
-            w.ready64.resize(slots[1] as usize, 0);
+            w.reset(slots);
             if self.prof.is_some() {
                 w.prof.get_or_insert_default().start(now, ready, slots);
             }
@@ -291,7 +309,9 @@ impl Run<'_> {
     }
 
     fn simulate(&mut self, m: &mut Machine) -> Result<(), Box<KernelFault>> {
-        while let Some(Reverse((now, c))) = self.events.pop() {
+        // The earliest event stays at the top of the heap while its core ticks (a tick
+        // adds no event), and is then replaced by the core's next one in one sift.
+        while let Some(&Reverse((now, c))) = self.events.peek() {
             let c = c as usize;
             let issued = match self.tick(m, c, now) {
                 Ok(n) => n,
@@ -305,10 +325,16 @@ impl Run<'_> {
             let next = if issued {
                 Some(now + 1)
             } else {
-                self.cores[c].next_issue().map(|t| t.max(now + 1))
+                self.cores[c].idle_until().map(|t| t.max(now + 1))
             };
-            if let Some(t) = next {
-                self.events.push(Reverse((t, c as u32)));
+            match next {
+                Some(t) => {
+                    *self.events.peek_mut().expect("the event just handled") =
+                        Reverse((t, c as u32))
+                }
+                None => {
+                    self.events.pop();
+                }
             }
         }
         Ok(())
@@ -318,7 +344,7 @@ impl Run<'_> {
     fn tick(&mut self, m: &mut Machine, c: usize, now: u64) -> Result<bool, Box<KernelFault>> {
         let mut issued = false;
         for s in 0..self.cores[c].schedulers.len() {
-            let Some(pos) = self.cores[c].schedulers[s].pick(now, self.policy, false) else {
+            let Some(pos) = self.cores[c].schedulers[s].pick_first(now, self.policy) else {
                 continue;
             };
             let dual = self.cores[c].schedulers[s].order[pos].dual;
@@ -337,7 +363,25 @@ impl Run<'_> {
 
     /// Issues the next instruction of the SIMD-group at position `pos` of scheduler `s`
     /// of core `c`, and charges its time.
+    #[inline]
     fn issue(
+        &mut self,
+        m: &mut Machine,
+        c: usize,
+        s: usize,
+        pos: usize,
+        now: u64,
+    ) -> Result<(), Box<KernelFault>> {
+        if self.prof.is_some() {
+            self.issue_with::<true>(m, c, s, pos, now)
+        } else {
+            self.issue_with::<false>(m, c, s, pos, now)
+        }
+    }
+
+    /// [`issue`](Self::issue), compiled apart for runs that count the profile
+    /// (`PROFILED`) and runs that do not, so that the latter carry none of its branches.
+    fn issue_with<const PROFILED: bool>(
         &mut self,
         m: &mut Machine,
         c: usize,
@@ -356,39 +400,40 @@ impl Run<'_> {
         m.set_cycle(now);
         let ex = m.step(group, sg)?;
         let cost = self.table.costs[ex.pc as usize];
-        {
-            let sched = &mut self.cores[c].schedulers[s];
-            sched.pipe_free[cost.pipe as usize] = now + cost.busy as u64;
-            sched.last = slot;
-            sched.last_pos = pos;
-        }
-        let deps = &program.deps[ex.pc as usize];
+        // Memory timing first (it needs all of `self`), then the SIMD-group's scoreboard.
+        let mem_done = match ex.effect {
+            Effect::Memory => {
+                if PROFILED && let Some(p) = &mut self.prof {
+                    p.before_memory(now, &self.mem);
+                }
+                Some(self.memory_time(m.last_access(), c, now))
+            }
+            _ => None,
+        };
+        let core = &mut self.cores[c];
+        let sched = &mut core.schedulers[s];
+        sched.pipe_free[cost.pipe as usize] = now + cost.busy as u64;
+        sched.last = slot;
+        sched.last_pos = pos;
+        let w = core.warps[slot as usize]
+            .as_mut()
+            .expect("picked slot is live");
         let mut floor = now + 1;
         let mut release = false;
         let mut done = false;
         let mut waiting = false;
-        // Memory timing first (it needs `self.mem`), then the SIMD-group's scoreboard.
-        if let (Some(p), Effect::Memory) = (&mut self.prof, ex.effect) {
-            p.before_memory(now, &self.mem);
-        }
-        let mem_done = match ex.effect {
-            Effect::Memory => Some(self.memory_time(m.last_access(), c, now)),
-            _ => None,
-        };
         // The pc the step ran: a SIMD-group whose remaining lanes wait at the exit takes
         // a step without an instruction, counted as its last one.
-        let pc = match (&self.prof, ex.effect) {
-            (Some(_), Effect::Exit { .. }) if ex.active == 0 => self.cores[c].warps[slot as usize]
-                .as_ref()
-                .and_then(|w| w.prof.as_deref())
-                .map_or(ex.pc, |wp| wp.last_pc),
-            _ => ex.pc,
-        };
-        if let Some(p) = &mut self.prof
-            && let Some(wp) = self.cores[c].warps[slot as usize]
-                .as_mut()
-                .and_then(|w| w.prof.as_deref_mut())
+        let mut pc = ex.pc;
+        if PROFILED
+            && let Some(p) = &mut self.prof
+            && let Some(wp) = w.prof.as_deref_mut()
         {
+            if let Effect::Exit { .. } = ex.effect
+                && ex.active == 0
+            {
+                pc = wp.last_pc;
+            }
             p.issue(
                 c,
                 s,
@@ -411,28 +456,30 @@ impl Run<'_> {
                 p.diverged(pc);
             }
         }
-        let w = self.cores[c].warps[slot as usize]
-            .as_mut()
-            .expect("picked slot is live");
+        let operands = &self.operands[ex.pc as usize];
         match ex.effect {
             Effect::None => {
                 let t = now + cost.latency as u64;
-                for d in deps.dsts() {
-                    w.set_ready(d, t);
+                for &d in operands.dsts() {
+                    w.ready[d as usize] = t;
                 }
-                if let Some(wp) = w.prof.as_deref_mut() {
-                    deps.dsts().for_each(|d| wp.set_memory(d, false));
+                if PROFILED && let Some(wp) = w.prof.as_deref_mut() {
+                    for &d in operands.dsts() {
+                        wp.memory[d as usize] = false;
+                    }
                 }
             }
             Effect::Memory => {
                 // A SIMD-group is done only when its memory operations are.
                 let t = mem_done.map_or(now, |(t, _)| t);
                 w.drain = w.drain.max(t);
-                for d in deps.dsts() {
-                    w.set_ready(d, t);
+                for &d in operands.dsts() {
+                    w.ready[d as usize] = t;
                 }
-                if let Some(wp) = w.prof.as_deref_mut() {
-                    deps.dsts().for_each(|d| wp.set_memory(d, true));
+                if PROFILED && let Some(wp) = w.prof.as_deref_mut() {
+                    for &d in operands.dsts() {
+                        wp.memory[d as usize] = true;
+                    }
                 }
             }
             Effect::Branch { then_, else_ } => {
@@ -441,20 +488,13 @@ impl Run<'_> {
                         continue;
                     }
                     let edge = program.edges[e as usize];
-                    for cp in &program.copies[edge.copies_start as usize..edge.copies_end as usize]
+                    for &(src, dst) in
+                        &self.copies[edge.copies_start as usize..edge.copies_end as usize]
                     {
-                        let src = Reg {
-                            bank: cp.bank,
-                            slot: cp.src,
-                        };
-                        let dst = Reg {
-                            bank: cp.bank,
-                            slot: cp.dst,
-                        };
-                        let t = w.ready(src).max(now);
-                        w.set_ready(dst, t);
-                        if let Some(wp) = w.prof.as_deref_mut() {
-                            wp.set_memory(dst, wp.is_memory(src));
+                        let (src, dst) = (src as usize, dst as usize);
+                        w.ready[dst] = w.ready[src].max(now);
+                        if PROFILED && let Some(wp) = w.prof.as_deref_mut() {
+                            wp.memory[dst] = wp.memory[src];
                         }
                     }
                 }
@@ -470,28 +510,39 @@ impl Run<'_> {
             }
         }
         if !done {
+            if !waiting {
+                folded::run_folded(m, program, &self.table, w, self.prof.as_deref_mut(), now)?;
+            }
             if let Some(next_pc) = m.next_pc(group, sg) {
-                let next = &program.deps[next_pc as usize];
+                let next = &self.operands[next_pc as usize];
                 let mut t = floor;
-                for r in next.srcs.iter().flatten() {
-                    t = t.max(w.ready(*r));
-                }
-                if let Some(wp) = w.prof.as_deref_mut() {
-                    wp.floor = floor;
-                    let mut operands = (0, false);
-                    for &r in next.srcs.iter().flatten() {
-                        let t = match r.bank {
-                            Bank::B32 => w.ready32[r.slot as usize],
-                            Bank::B64 => w.ready64[r.slot as usize],
-                        };
-                        if t > operands.0 {
-                            operands = (t, wp.is_memory(r));
+                let wp = if PROFILED {
+                    w.prof.as_deref_mut()
+                } else {
+                    None
+                };
+                match wp {
+                    None => {
+                        for &r in next.srcs() {
+                            t = t.max(w.ready[r as usize]);
                         }
                     }
-                    (wp.operands, wp.operands_memory) = operands;
+                    Some(wp) => {
+                        wp.floor = floor;
+                        // The latest operand (the first of equals) and where it comes from.
+                        let mut operands = (0, false);
+                        for &r in next.srcs() {
+                            let ready = w.ready[r as usize];
+                            t = t.max(ready);
+                            if ready > operands.0 {
+                                operands = (ready, wp.memory[r as usize]);
+                            }
+                        }
+                        (wp.operands, wp.operands_memory) = operands;
+                    }
                 }
                 let k = self.table.costs[next_pc as usize];
-                let cand = &mut self.cores[c].schedulers[s].order[pos];
+                let cand = &mut core.schedulers[s].order[pos];
                 cand.ready_at = t;
                 cand.pipe = k.pipe;
                 cand.dual = k.dual;
@@ -578,8 +629,10 @@ impl Run<'_> {
         let slots = res.slots.clone();
         for slot in slots {
             if let Some((s, pos)) = core.find(slot) {
-                let cand = &mut core.schedulers[s].order[pos];
+                let sched = &mut core.schedulers[s];
+                let cand = &mut sched.order[pos];
                 if cand.waiting {
+                    sched.idle_until = 0;
                     cand.waiting = false;
                     cand.ready_at = cand.ready_at.max(at);
                     if let Some(wp) = core.warps[slot as usize]

@@ -27,10 +27,10 @@ use metalsim_traces::{
     Bin, Counters, InstProfile, LineProfile, MemoryTraffic, Profile, StallReason, ThreadgroupSpan,
 };
 
+use super::core::index;
 use super::memsys::MemorySystem;
 use super::table::MAX_PIPES;
 use crate::program::{EXIT, Kind, Program, Reg};
-use crate::regalloc::Bank;
 
 /// log2 of the first bin width (16 cycles).
 const FIRST_SHIFT: u32 = 4;
@@ -313,10 +313,11 @@ pub(crate) struct WarpProfile {
     pub barrier: u64,
     /// The pc it issued last.
     pub last_pc: u32,
-    /// Whether each 32-bit slot's value comes from memory.
-    pub memory32: Vec<bool>,
-    /// Whether each 64-bit slot's value comes from memory.
-    pub memory64: Vec<bool>,
+    /// Whether each register's value comes from memory, by scoreboard index (see
+    /// [`Operands`](super::core::Operands)).
+    pub memory: Vec<bool>,
+    /// Index in `memory` of the first 64-bit slot.
+    pub wide_base: u32,
 }
 
 impl WarpProfile {
@@ -329,28 +330,22 @@ impl WarpProfile {
         self.operands_memory = false;
         self.barrier = 0;
         self.last_pc = 0;
-        self.memory32.clear();
-        self.memory32.resize(slots[0] as usize, false);
-        self.memory64.clear();
-        self.memory64.resize(slots[1] as usize, false);
+        self.memory.clear();
+        self.memory.resize((slots[0] + slots[1]) as usize, false);
+        self.wide_base = slots[0];
     }
 
     /// Whether register `r`'s value comes from memory.
     #[inline]
     pub fn is_memory(&self, r: Reg) -> bool {
-        match r.bank {
-            Bank::B32 => self.memory32[r.slot as usize],
-            Bank::B64 => self.memory64[r.slot as usize],
-        }
+        self.memory[index(r, self.wide_base)]
     }
 
     /// Records whether register `r`'s value comes from memory.
     #[inline]
     pub fn set_memory(&mut self, r: Reg, from_memory: bool) {
-        match r.bank {
-            Bank::B32 => self.memory32[r.slot as usize] = from_memory,
-            Bank::B64 => self.memory64[r.slot as usize] = from_memory,
-        }
+        let i = index(r, self.wide_base);
+        self.memory[i] = from_memory;
     }
 }
 
@@ -516,6 +511,17 @@ impl Profiler {
         i.active_lanes += lanes as u64;
         i.issue_cycles += busy;
         self.history[core * self.schedulers + sched].push(pipe as usize, now + 1, now + busy);
+    }
+
+    /// Instruction `pc`, folded into the addressing of the memory instructions that use
+    /// it, ran at `now` with `lanes` active lanes, taking no issue slot.
+    pub fn folded(&mut self, w: &mut WarpProfile, pc: u32, lanes: u32, now: u64) {
+        w.last_pc = pc;
+        let k = self.bins.at(now);
+        self.bins.active_lanes[k] += lanes as u64;
+        let i = &mut self.insts[pc as usize];
+        i.executions += 1;
+        i.active_lanes += lanes as u64;
     }
 
     /// Instruction `pc`, a branch, sent its lanes both ways.
