@@ -215,6 +215,11 @@ pub(crate) struct Program {
     pub origins: Vec<Origin>,
     /// Scoreboard dependencies of each instruction.
     pub deps: Vec<Deps>,
+    /// Whether each instruction is a `ptradd` folded into the addressing of the memory
+    /// instructions that use it (decided with the register count, see
+    /// `regalloc::pressure`): it runs, but the timing model charges it no issue slot and
+    /// no latency.
+    pub folded: Vec<bool>,
     /// Edges of branches.
     pub edges: Vec<Edge>,
     /// Parallel copies of the edges, sequentialized (through temporaries where needed).
@@ -251,6 +256,7 @@ pub(crate) fn decode(f: &Function, addresses: &AddressMap, math: Precision) -> P
             locs: Vec::new(),
             origins: Vec::new(),
             deps: Vec::new(),
+            folded: Vec::new(),
             edges: Vec::new(),
             copies: Vec::new(),
             uniforms: Vec::new(),
@@ -313,6 +319,9 @@ impl Decoder<'_> {
                 let loc = f.inst_locs[i.index()];
                 let (ins, deps) = self.instruction(inst.op, inst.ty, &inst.args, &inst.results);
                 self.push(ins, deps, loc);
+                let folded = matches!(inst.op, Op::PtrAdd { .. })
+                    && inst.results.iter().all(|r| self.slots.folded[r.index()]);
+                *self.p.folded.last_mut().expect("just pushed") = folded;
                 self.p.origins.push(Origin {
                     block: b,
                     inst: Some(i),
@@ -349,6 +358,7 @@ impl Decoder<'_> {
         self.p.insts.push(ins);
         self.p.deps.push(deps);
         self.p.locs.push(loc);
+        self.p.folded.push(false);
     }
 
     /// Appends slots to [`Program::operands`]; the index of the first.
@@ -693,6 +703,26 @@ mod tests {
             p.slots[0] > slots.count[0] && p.slots[1] > slots.count[1],
             "the rotation should need temporaries in both banks"
         );
+    }
+
+    #[test]
+    fn addresses_only_used_by_memory_instructions_are_folded() {
+        // v2 (held: also the base of v4); v4 = v2 + a constant (the load's immediate);
+        // v5 = base + index (the store's addressing); v6 (held: also stored as a value).
+        let text = "kernel k {\n  param buffer(0) out device type \"float\" size 4 align 4\nbb0:\n v0 = buffer_addr.0\n v1 = sreg.thread_position_in_grid.x\n v2 = ptradd.4 v0, v1\n v3 = const.i64 8\n v4 = ptradd.1 v2, v3\n v5 = ptradd.4 v0, v1\n v6 = ptradd.1 v0, v3\n v7 = ld.device.f32 v4\n v8 = ld.device.f32 v2\n v9 = add.f32 v7, v8\n st.device.f32 v5, v9\n st.device.u64 v6, v6\n ret\n}\n";
+        let m = parse_module(text).unwrap();
+        let f = &m.functions[0];
+        metalsim_isa::verify_function(f, 0).unwrap();
+        let p = decode(f, &AddressMap::default(), Precision::Fast);
+        let folded: Vec<bool> = p
+            .insts
+            .iter()
+            .zip(&p.folded)
+            .filter(|(i, _)| matches!(i.kind, Kind::PtrAdd { .. }))
+            .map(|(_, &f)| f)
+            .collect();
+        assert_eq!(folded, [false, true, true, false]);
+        assert_eq!(p.folded.len(), p.insts.len());
     }
 
     #[test]

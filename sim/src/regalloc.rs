@@ -35,6 +35,9 @@ pub(crate) struct Slots {
     /// Registers per thread, in 32-bit registers, as Apple's register file would hold the
     /// function (not these slots: see [`pressure`]), for occupancy.
     pub usage: RegisterUse,
+    /// Whether each value (indexed by `Value`) is a `ptradd` folded into the addressing of
+    /// the memory instructions that use it, as [`pressure`] decides.
+    pub folded: Vec<bool>,
 }
 
 /// How many 32-bit registers a thread holds (counted in 16-bit halves, rounded up; see
@@ -330,11 +333,13 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
         }
     }
     let count = [pools[0].high.max(base[0]), pools[1].high.max(base[1])];
+    let pressure = pressure::register_use(f, cfg);
     Slots {
         slot,
         count,
         constants,
-        usage: pressure::register_use(f, cfg),
+        usage: pressure.usage,
+        folded: pressure.folded,
     }
 }
 

@@ -216,11 +216,23 @@ impl Live<'_> {
     }
 }
 
+/// How an Apple GPU would hold a function: its registers per thread and its folded
+/// addresses.
+pub(super) struct Pressure {
+    /// Registers per thread.
+    pub usage: RegisterUse,
+    /// Whether each value (indexed by `Value`) is a `ptradd` folded into the addressing of
+    /// the memory instructions that use it (it takes no register, and the timing model
+    /// charges it no issue slot).
+    pub folded: Vec<bool>,
+}
+
 /// The registers per thread of the reachable blocks of a verified function, as the module
-/// documentation describes.
-pub(super) fn register_use(f: &Function, cfg: &Cfg) -> RegisterUse {
+/// documentation describes, with its folded addresses.
+pub(super) fn register_use(f: &Function, cfg: &Cfg) -> Pressure {
     let rpo = cfg.reverse_postorder();
     let costs = Costs::new(f, rpo);
+    let folded = costs.folded.iter().map(Option::is_some).collect();
     let nv = f.value_types.len();
 
     // Upward-exposed uses and definitions of each block.
@@ -290,9 +302,12 @@ pub(super) fn register_use(f: &Function, cfg: &Cfg) -> RegisterUse {
             peak = peak.max(live.halves);
         }
     }
-    RegisterUse {
-        peak: peak.div_ceil(2) as u32,
-        mean: after_sum as f64 / points.max(1) as f64 / 2.0,
+    Pressure {
+        usage: RegisterUse {
+            peak: peak.div_ceil(2) as u32,
+            mean: after_sum as f64 / points.max(1) as f64 / 2.0,
+        },
+        folded,
     }
 }
 
@@ -306,7 +321,7 @@ mod tests {
         let text = format!("kernel k {{\n{header}{body}}}\n");
         let m = parse_module(&text).unwrap();
         let f = &m.functions[0];
-        register_use(f, &Cfg::new(f))
+        register_use(f, &Cfg::new(f)).usage
     }
 
     const BUFFER: &str = "  param buffer(0) out device type \"float\" size 4 align 4\n";

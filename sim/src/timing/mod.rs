@@ -16,6 +16,7 @@
 mod cache;
 mod coalesce;
 mod core;
+mod folded;
 mod memsys;
 mod model;
 mod occupancy;

@@ -161,6 +161,10 @@ pub(crate) struct Cost {
     pub pipe: u8,
     /// Whether its pipeline may take part in dual issue.
     pub dual: bool,
+    /// Whether it is folded into the addressing of the memory instructions that use it
+    /// ([`Program::folded`]): it runs in the cycle of the instruction before it, without
+    /// an issue slot or a latency of its own (see [`super::folded`]).
+    pub folded: bool,
 }
 
 /// The cost of every instruction of a program, and the pipelines.
@@ -196,6 +200,7 @@ impl Table {
             busy: 1,
             pipe: 0,
             dual: false,
+            folded: false,
         }; 17];
         for (i, c) in Class::ALL.iter().enumerate() {
             let name = c.pipe_name(gpu);
@@ -212,6 +217,7 @@ impl Table {
                 busy: c.pick(&gpu.issue).max(1),
                 pipe: pipe as u8,
                 dual: gpu.dual_issue_pipes.iter().any(|d| d == name),
+                folded: false,
             };
         }
         // Memory instructions occupy their pipeline one issue slot; the ports of the
@@ -222,8 +228,19 @@ impl Table {
         let costs = program
             .insts
             .iter()
-            .map(|ins| {
+            .zip(&program.folded)
+            .map(|(ins, &folded)| {
                 let mut cost = per_class[Class::of(ins.kind, ins.class) as usize];
+                if folded {
+                    // Issued only where nothing issues before it (a SIMD-group's first
+                    // instruction, or its first after a barrier): one slot, no latency.
+                    return Cost {
+                        latency: 0,
+                        busy: 1,
+                        folded,
+                        ..cost
+                    };
+                }
                 let own = gpu
                     .op_costs
                     .as_ref()
