@@ -49,6 +49,23 @@ impl Row {
         self.simulated_us
             .map(|s| (s - self.measured_us) / self.measured_us)
     }
+
+    /// The measured SIMD efficiency over the simulated kernel's own instructions: one
+    /// less the measured idle lane slots (`(1 − efficiency) × instructions`, Nsight
+    /// Compute's `32 × inst_executed − thread_inst_executed` over 32) per simulated
+    /// SIMD-group instruction. A GPU that runs more instructions than the ISA (the
+    /// generated CUDA's thread-position prologue, bounds checks, 64-bit address
+    /// arithmetic) has a higher plain efficiency when those extras run with every lane
+    /// active; this figure leaves them out, on that assumption, so that it compares
+    /// with the simulated efficiency (docs/validation.md). `None` without both
+    /// instruction counts and the measured efficiency, or when the measured idle slots
+    /// exceed the simulated instructions (the assumption fails).
+    pub fn isa_simd_efficiency(&self) -> Option<f64> {
+        let idle = (1.0 - self.measured.simd_efficiency?) * self.measured.simd_instructions?;
+        let own = self.simulated.simd_instructions.filter(|&n| n > 0.0)?;
+        let e = 1.0 - idle / own;
+        (0.0..=1.0).contains(&e).then_some(e)
+    }
 }
 
 /// Statistics of the time error over the kernels that have both times.
@@ -165,8 +182,10 @@ pub fn table(rows: &[Row], device: &str, model: &str) -> String {
          Measured µs: median of CUDA-event (or other GPU-timestamp) timings, launch overhead\n\
          included; profiler µs: the kernel's duration under the profiler. Counters are\n\
          `measured / simulated`; – where one side has none.\n\n\
-         | kernel | outputs | measured µs | simulated µs | error | profiler µs | occupancy | DRAM MB | L2 hit | SIMD eff. | bank conflicts | SIMD-group insts |\n\
-         |---|---|---:|---:|---:|---:|---|---|---|---|---|---|\n"
+         SIMD eff. (ISA): the measured idle lane slots over the simulated instructions\n\
+         (docs/validation.md).\n\n\
+         | kernel | outputs | measured µs | simulated µs | error | profiler µs | occupancy | DRAM MB | L2 hit | SIMD eff. | SIMD eff. (ISA) | bank conflicts | SIMD-group insts |\n\
+         |---|---|---:|---:|---:|---:|---|---|---|---|---|---|---|\n"
     );
     for r in rows {
         let outputs = match r.outputs_match {
@@ -186,7 +205,7 @@ pub fn table(rows: &[Row], device: &str, model: &str) -> String {
         let m = &r.measured;
         let x = &r.simulated;
         s += &format!(
-            "| {} | {outputs} | {:.2} | {sim} | {err} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {outputs} | {:.2} | {sim} | {err} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.name,
             r.measured_us,
             m.profiler_duration_us
@@ -196,6 +215,7 @@ pub fn table(rows: &[Row], device: &str, model: &str) -> String {
             pair(m.dram_bytes(), x.dram_bytes, megabytes),
             pair(m.l2_hit_rate, x.l2_hit_rate, percent),
             pair(m.simd_efficiency, x.simd_efficiency, percent),
+            pair(r.isa_simd_efficiency(), x.simd_efficiency, percent),
             pair(m.bank_conflicts, x.bank_conflicts, count),
             pair(m.simd_instructions, x.simd_instructions, count),
         );
@@ -281,6 +301,26 @@ mod tests {
         assert_eq!(s.worst_kernel, "c");
         assert!(s.correlation > 0.99);
         assert_eq!(s.outputs_matched, 5);
+    }
+
+    #[test]
+    fn isa_simd_efficiency_drops_the_extra_full_instructions() {
+        // 3.38 M instructions at 61%: 1.318 M idle slots; over 2.82 M ISA instructions,
+        // 53.3% (divergence@2 of run 5).
+        let mut r = row("d", 1.0, Some(1.0));
+        r.measured.simd_efficiency = Some(0.61);
+        r.measured.simd_instructions = Some(3.38e6);
+        r.simulated.simd_instructions = Some(2.82e6);
+        let e = r.isa_simd_efficiency().unwrap();
+        assert!((e - (1.0 - 0.39 * 3.38 / 2.82)).abs() < 1e-12, "{e}");
+        // All lanes active: 100% whatever the counts.
+        r.measured.simd_efficiency = Some(1.0);
+        assert_eq!(r.isa_simd_efficiency(), Some(1.0));
+        // More idle slots than ISA instructions: no figure.
+        r.measured.simd_efficiency = Some(0.1);
+        assert_eq!(r.isa_simd_efficiency(), None);
+        r.simulated.simd_instructions = None;
+        assert_eq!(r.isa_simd_efficiency(), None);
     }
 
     #[test]

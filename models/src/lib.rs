@@ -128,6 +128,10 @@ pub struct CacheLevel {
     /// Bandwidth in bytes per cycle: per core for `l1` (its port) and `l2` (each core's
     /// link to it), for the whole chip for `slc`.
     pub bytes_per_cycle: f64,
+    /// Ways of its set a dirty line takes (1 to `ways`): a cache that holds less written
+    /// data than read data. Absent: 1, like a clean line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_line_ways: Option<u32>,
 }
 
 /// Unified memory (DRAM).
@@ -173,8 +177,9 @@ pub struct Memory {
     /// Absent: atomics serialise per address only (`issue.atomic` per operation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atomic_line_cycles: Option<u32>,
-    /// Bytes of a sector, the part of a line that L1 and L2 write as one (used with
-    /// `store_sector_cycles`).
+    /// Bytes of a sector, the part of a line that L1 and L2 write as one: caches keep
+    /// dirty sectors, and a write-back moves only those (also used by
+    /// `store_sector_cycles`). Absent: lines are written back whole.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sector_bytes: Option<u32>,
     /// Cycles a core's store path to L2 is busy per sector a store instruction writes
@@ -472,11 +477,11 @@ impl Gpu {
             return Err(invalid("memory.threadgroup_ports", "must be positive"));
         }
         if let Some(b) = m.sector_bytes
-            && (!b.is_power_of_two() || b < 8 || b > m.line_bytes)
+            && (!b.is_power_of_two() || b < 8 || b > m.line_bytes || m.line_bytes / b > 64)
         {
             return Err(invalid(
                 "memory.sector_bytes",
-                "must be a power of two from 8 to memory.line_bytes",
+                "must be a power of two from 8 to memory.line_bytes, at most 64 per line",
             ));
         }
         if let Some(c) = m.store_sector_cycles {
@@ -514,6 +519,15 @@ impl Gpu {
         for (name, level) in [("l1", &m.l1), ("l2", &m.l2), ("slc", &m.slc)] {
             if level.ways == 0 {
                 return Err(invalid(&format!("memory.{name}.ways"), "must be positive"));
+            }
+            if level
+                .dirty_line_ways
+                .is_some_and(|d| d == 0 || d > level.ways)
+            {
+                return Err(invalid(
+                    &format!("memory.{name}.dirty_line_ways"),
+                    "must be from 1 to the level's ways",
+                ));
             }
             if !(level.bytes_per_cycle > 0.0 && level.bytes_per_cycle.is_finite()) {
                 return Err(invalid(
@@ -799,5 +813,12 @@ mod tests {
         assert!(e.contains("needs memory.sector_bytes"), "{e}");
         let e = error_of(|t| t.replace("[memory.l1]", "sector_bytes = 48\n\n[memory.l1]"));
         assert!(e.contains("memory.sector_bytes"), "{e}");
+        let e = error_of(|t| {
+            t.replace("line_bytes = 128", "line_bytes = 1024")
+                .replace("[memory.l1]", "sector_bytes = 8\n\n[memory.l1]")
+        });
+        assert!(e.contains("at most 64 per line"), "{e}");
+        let e = error_of(|t| t.replace("[memory.l2]\n", "[memory.l2]\ndirty_line_ways = 0\n"));
+        assert!(e.contains("memory.l2.dirty_line_ways"), "{e}");
     }
 }

@@ -54,12 +54,13 @@ pub(crate) struct Counters {
     /// Lines read from each level ([`L1`], [`L2`], [`SLC`], [`DRAM`]): for a cache, the
     /// lines it delivered upwards, hit or miss.
     pub lines_read: [u64; 4],
-    /// Lines written to each level: stores passing through L1 to L2, dirty lines going
-    /// down, atomics' read-modify-writes at L2.
-    pub lines_written: [u64; 4],
+    /// Bytes written to each level: stores passing through L1 to L2, dirty lines going
+    /// down, atomics' read-modify-writes at L2; in whole sectors where the model has
+    /// `memory.sector_bytes`, else in whole lines.
+    pub bytes_written: [u64; 4],
 }
 
-/// Index of the L1 in [`Counters::lines_read`] and [`Counters::lines_written`].
+/// Index of the L1 in [`Counters::lines_read`] and [`Counters::bytes_written`].
 const L1: usize = 0;
 /// Index of the L2.
 const L2: usize = 1;
@@ -72,11 +73,16 @@ const DRAM: usize = 3;
 #[derive(Clone, Debug)]
 pub(crate) struct MemorySystem {
     line_shift: u32,
-    /// log2 of the unit accesses are coalesced into: `line_shift`, or [`WRITE_UNIT`]'s
-    /// where the model charges stores per sparsely written sector.
+    /// log2 of the unit accesses are coalesced into: [`WRITE_UNIT`]'s where the model
+    /// charges stores per sparsely written sector, else the sector's where it has
+    /// sectors, else `line_shift`.
     request_shift: u32,
-    /// log2 of `memory.sector_bytes`.
+    /// log2 of `memory.sector_bytes` (of the line where the model has no sectors).
     sector_shift: u32,
+    /// The dirty-sector mask of a whole line.
+    full_line: u64,
+    /// Working space: per line of [`Self::lines`], the sectors the access writes.
+    sectors: Vec<u64>,
     /// Per core, the store path's time per sector written sparsely
     /// (`memory.store_sector_cycles`); empty when the model has none.
     store_port: Vec<Queue>,
@@ -120,11 +126,15 @@ impl MemorySystem {
         let cores = gpu.cores.max(1) as usize;
         MemorySystem {
             line_shift: line.trailing_zeros(),
-            request_shift: match m.store_sector_cycles {
-                Some(_) => WRITE_UNIT.trailing_zeros(),
-                None => line.trailing_zeros(),
+            request_shift: match (m.store_sector_cycles, m.sector_bytes) {
+                (Some(_), _) => WRITE_UNIT.trailing_zeros(),
+                (None, Some(b)) => (b as u64).trailing_zeros(),
+                (None, None) => line.trailing_zeros(),
             },
             sector_shift: m.sector_bytes.map_or(line, |b| b as u64).trailing_zeros(),
+            // The model checks that a line has 1 to 64 sectors.
+            full_line: u64::MAX >> (64 - (line / m.sector_bytes.map_or(line, |b| b as u64))),
+            sectors: Vec::with_capacity(64),
             store_port: match m.store_sector_cycles {
                 Some(c) => (0..cores).map(|_| Queue::with_cost(c)).collect(),
                 None => Vec::new(),
@@ -141,10 +151,16 @@ impl MemorySystem {
                 .map(|_| Queue::new(line, m.l2.bytes_per_cycle))
                 .collect(),
             threadgroup_port: (0..cores).map(|_| Queue::with_cost(wavefront)).collect(),
-            l2: Cache::new(m.l2.size_bytes, m.l2.ways, line),
-            slc: Cache::new(m.slc.size_bytes, m.slc.ways, line),
+            l2: Cache::new(m.l2.size_bytes, m.l2.ways, line)
+                .with_dirty_ways(m.l2.dirty_line_ways.unwrap_or(1)),
+            slc: Cache::new(m.slc.size_bytes, m.slc.ways, line)
+                .with_dirty_ways(m.slc.dirty_line_ways.unwrap_or(1)),
             slc_port: Queue::new(line, m.slc.bytes_per_cycle),
-            dram: Queue::new(line, gpu.dram_bytes_per_cycle()),
+            // Per sector: a line read moves all of them, a write-back its dirty ones.
+            dram: Queue::new(
+                m.sector_bytes.map_or(line, |b| b as u64),
+                gpu.dram_bytes_per_cycle(),
+            ),
             l1_latency: m.l1.latency as u64,
             l2_latency: m.l2.latency as u64,
             slc_latency: m.slc.latency as u64,
@@ -168,8 +184,9 @@ impl MemorySystem {
     }
 
     /// log2 of the unit device accesses are coalesced into and handed to [`load`],
-    /// [`store`] and [`atomic`]: the line, or [`WRITE_UNIT`] where the model sets
-    /// `memory.store_sector_cycles`.
+    /// [`store`] and [`atomic`]: [`WRITE_UNIT`] where the model sets
+    /// `memory.store_sector_cycles`, else the sector where it sets
+    /// `memory.sector_bytes`, else the line.
     ///
     /// [`load`]: Self::load
     /// [`store`]: Self::store
@@ -178,25 +195,47 @@ impl MemorySystem {
         self.request_shift
     }
 
-    /// Runs `f` on the distinct lines of `units` (the requests of one access): `units`
-    /// themselves where requests are lines, else the lines they fall in, gathered in a
-    /// reused working space.
-    fn with_lines<R>(&mut self, units: &[u64], f: impl FnOnce(&mut Self, &[u64]) -> R) -> R {
+    /// Runs `f` on the distinct lines of `units` (the requests of one access) and, per
+    /// line, the mask of its sectors they touch: `units` themselves and `None` (whole
+    /// lines) where requests are lines, else the lines they fall in and their sectors,
+    /// gathered in a reused working space.
+    fn with_lines<R>(
+        &mut self,
+        units: &[u64],
+        f: impl FnOnce(&mut Self, &[u64], Option<&[u64]>) -> R,
+    ) -> R {
         if self.request_shift == self.line_shift {
-            return f(self, units);
+            return f(self, units, None);
         }
         let mut lines = std::mem::take(&mut self.lines);
+        let mut sectors = std::mem::take(&mut self.sectors);
         lines.clear();
+        sectors.clear();
         let shift = self.line_shift - self.request_shift;
+        let to_sector = self.sector_shift - self.request_shift;
+        let sector_in_line = (1u64 << (self.line_shift - self.sector_shift)) - 1;
         for &u in units {
             let line = u >> shift;
-            if lines.last() != Some(&line) && !lines.contains(&line) {
-                lines.push(line);
+            let bit = 1u64 << ((u >> to_sector) & sector_in_line);
+            // Lanes of a coalesced access repeat the last line; check it first.
+            match lines.iter().rposition(|&l| l == line) {
+                Some(i) => sectors[i] |= bit,
+                None => {
+                    lines.push(line);
+                    sectors.push(bit);
+                }
             }
         }
-        let r = f(self, &lines);
+        let r = f(self, &lines, Some(&sectors));
         self.lines = lines;
+        self.sectors = sectors;
         r
+    }
+
+    /// Bytes in the sectors of `mask`.
+    #[inline]
+    fn sector_bytes(&self, mask: u64) -> u64 {
+        (mask.count_ones() as u64) << self.sector_shift
     }
 
     /// The sectors a store of `units` (distinct write units) writes sparsely: in one unit
@@ -234,7 +273,7 @@ impl MemorySystem {
         let c = &self.counters;
         let level = |i: usize, hm: Option<LevelCounters>| LevelTraffic {
             read_bytes: c.lines_read[i] * self.line_bytes,
-            write_bytes: c.lines_written[i] * self.line_bytes,
+            write_bytes: c.bytes_written[i],
             hits: hm.map_or(0, |h| h.hits),
             misses: hm.map_or(0, |h| h.misses),
         };
@@ -250,7 +289,7 @@ impl MemorySystem {
     /// A load of `units` (lines or write units, see [`Self::request_shift`]) by `core` issued at
     /// `now`: the cycle its data is back. Lines move whole.
     pub fn load(&mut self, core: usize, now: u64, units: &[u64]) -> u64 {
-        self.with_lines(units, |m, lines| m.load_lines(core, now, lines))
+        self.with_lines(units, |m, lines, _| m.load_lines(core, now, lines))
     }
 
     fn load_lines(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
@@ -281,12 +320,13 @@ impl MemorySystem {
         self.counters.l1.misses += 1;
         let w = w.max(wait(&mut self.l2_link[core], now));
         let ready = self.read_l2(line, now, w);
-        self.l1[core].insert(line, false, ready);
+        self.l1[core].insert(line, 0, ready);
         ready
     }
 
     /// A store of `units` (lines or write units, see [`Self::request_shift`]) by `core`
-    /// issued at `now`: through L1 (no allocation) to L2, which keeps the line dirty;
+    /// issued at `now`: through L1 (no allocation) to L2, which keeps the sectors written
+    /// dirty;
     /// where the model sets `memory.store_sector_cycles`, each sector it writes sparsely
     /// also occupies the core's store path that long. The cycle the store is done.
     pub fn store(&mut self, core: usize, now: u64, units: &[u64]) -> u64 {
@@ -299,22 +339,34 @@ impl MemorySystem {
                 done = start + (partial as f64 * port.cost()).ceil() as u64 + self.l2_latency;
             }
         }
-        done.max(self.with_lines(units, |m, lines| m.store_lines(core, now, lines)))
+        done.max(self.with_lines(units, |m, lines, sectors| {
+            m.store_lines(core, now, lines, sectors)
+        }))
     }
 
-    fn store_lines(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
+    /// Stores to `lines`, writing `sectors` of each (`None`: whole lines).
+    fn store_lines(
+        &mut self,
+        core: usize,
+        now: u64,
+        lines: &[u64],
+        sectors: Option<&[u64]>,
+    ) -> u64 {
         let mut done = now;
-        for &line in lines {
+        for (i, &line) in lines.iter().enumerate() {
             let w = wait(&mut self.l1_port[core], now).max(wait(&mut self.l2_link[core], now));
-            self.counters.lines_written[L1] += 1;
-            self.counters.lines_written[L2] += 1;
-            if self.l2.mark_dirty(line) {
+            let dirty = sectors.map_or(self.full_line, |s| s[i]);
+            let bytes = self.sector_bytes(dirty);
+            self.counters.bytes_written[L1] += bytes;
+            self.counters.bytes_written[L2] += bytes;
+            if self.l2.mark_dirty(line, dirty) {
                 self.counters.l2.hits += 1;
             } else {
                 self.counters.l2.misses += 1;
-                let ev = self.l2.insert(line, true, now + w);
+                let ev = self.l2.insert(line, dirty, now + w);
                 self.evict_l2(ev, now);
             }
+            self.shed_l2(line, now);
             done = done.max(now + w + self.l2_latency);
         }
         done
@@ -336,27 +388,30 @@ impl MemorySystem {
         busy: u64,
         latency: u64,
     ) -> u64 {
-        self.with_lines(units, |m, lines| {
-            m.atomic_lines(core, now, lines, addresses, busy, latency)
+        self.with_lines(units, |m, lines, sectors| {
+            m.atomic_lines(core, now, (lines, sectors), addresses, busy, latency)
         })
     }
 
+    /// Atomics on `lines`, touching `sectors` of each (`None`: whole lines).
     fn atomic_lines(
         &mut self,
         core: usize,
         now: u64,
-        lines: &[u64],
+        (lines, sectors): (&[u64], Option<&[u64]>),
         addresses: &[(u64, u32)],
         busy: u64,
         latency: u64,
     ) -> u64 {
         let mut at_l2 = now;
-        for &line in lines {
+        for (i, &line) in lines.iter().enumerate() {
             let w = wait(&mut self.l2_link[core], now);
             let back = self.read_l2(line, now, w);
             at_l2 = at_l2.max(back.saturating_sub(self.l2_latency));
-            self.l2.mark_dirty(line);
-            self.counters.lines_written[L2] += 1;
+            let dirty = sectors.map_or(self.full_line, |s| s[i]);
+            self.l2.mark_dirty(line, dirty);
+            self.shed_l2(line, now);
+            self.counters.bytes_written[L2] += self.sector_bytes(dirty);
         }
         let mut done = at_l2;
         for &(addr, n) in addresses {
@@ -409,22 +464,25 @@ impl MemorySystem {
             (now + w + self.slc_latency).max(ready)
         } else {
             self.counters.slc.misses += 1;
-            let w = w.max(wait(&mut self.dram, now));
+            let start = self.dram.serve_n(now, self.full_line.count_ones());
+            let w = w.max(start - now);
             self.counters.dram_bytes += self.line_bytes;
             self.counters.lines_read[DRAM] += 1;
             let loaded = self.dram_load.as_mut().map_or(0, |l| l.request(now));
             let ready = now + w + self.dram_latency + loaded;
-            let ev = self.slc.insert(line, false, ready);
+            let ev = self.slc.insert(line, 0, ready);
             self.evict_slc(ev, now);
+            self.shed_slc(line, now);
             ready
         };
-        let ev = self.l2.insert(line, false, ready);
+        let ev = self.l2.insert(line, 0, ready);
         self.evict_l2(ev, now);
+        self.shed_l2(line, now);
         ready
     }
 
     /// Writes every dirty line back at the end of a dispatch that started at cycle 0 and
-    /// whose last SIMD-group finished at `now`: each counts as DRAM traffic. Nobody has
+    /// whose last SIMD-group finished at `now`: its dirty sectors count as DRAM traffic. Nobody has
     /// measured what Apple GPUs flush when a dispatch completes (the SLC is memory-side,
     /// so its write-backs can trail the dispatch), so the write-backs add no latency;
     /// but the dispatch cannot have moved its bytes faster than DRAM's bandwidth. The
@@ -438,42 +496,67 @@ impl MemorySystem {
         let mut lines = Vec::new();
         self.l2.take_dirty(&mut lines);
         // The L2's dirty lines go to DRAM through the SLC: a line the SLC holds is written
-        // back once, as the SLC's.
+        // back once, as the SLC's (with the sectors dirty in either).
         let mut to_dram = 0u64;
-        self.counters.lines_written[SLC] += lines.len() as u64;
-        for &line in &lines {
-            if !self.slc.mark_dirty(line) {
-                to_dram += 1;
+        for &(line, dirty) in &lines {
+            let bytes = self.sector_bytes(dirty);
+            self.counters.bytes_written[SLC] += bytes;
+            if !self.slc.mark_dirty(line, dirty) {
+                to_dram += bytes;
             }
         }
         lines.clear();
         self.slc.take_dirty(&mut lines);
-        to_dram += lines.len() as u64;
-        self.counters.dram_bytes += to_dram * self.line_bytes;
-        self.counters.lines_written[DRAM] += to_dram;
-        self.dram.busy += to_dram as f64 * self.dram.cost();
+        to_dram += lines
+            .iter()
+            .map(|&(_, d)| self.sector_bytes(d))
+            .sum::<u64>();
+        self.counters.dram_bytes += to_dram;
+        self.counters.bytes_written[DRAM] += to_dram;
+        self.dram.busy += (to_dram >> self.sector_shift) as f64 * self.dram.cost();
         now.max(self.dram.busy.ceil() as u64)
     }
 
     fn evict_l2(&mut self, ev: Option<Evicted>, now: u64) {
-        if let Some(Evicted { line, dirty: true }) = ev {
-            self.counters.lines_written[SLC] += 1;
+        if let Some(Evicted { line, dirty }) = ev
+            && dirty != 0
+        {
+            self.counters.bytes_written[SLC] += self.sector_bytes(dirty);
             let w = wait(&mut self.slc_port, now);
-            if !self.slc.mark_dirty(line) {
-                let ev = self.slc.insert(line, true, now + w);
+            if !self.slc.mark_dirty(line, dirty) {
+                let ev = self.slc.insert(line, dirty, now + w);
                 self.evict_slc(ev, now);
             }
+            self.shed_slc(line, now);
         }
     }
 
+    /// Pushes out what no longer fits in `line`'s L2 set (`memory.l2.dirty_line_ways`).
+    fn shed_l2(&mut self, line: u64, now: u64) {
+        while let Some(ev) = self.l2.shed(line) {
+            self.evict_l2(Some(ev), now);
+        }
+    }
+
+    /// Pushes out what no longer fits in `line`'s SLC set.
+    fn shed_slc(&mut self, line: u64, now: u64) {
+        while let Some(ev) = self.slc.shed(line) {
+            self.evict_slc(Some(ev), now);
+        }
+    }
+
+    /// A line leaving the SLC: its dirty sectors go to DRAM.
     fn evict_slc(&mut self, ev: Option<Evicted>, now: u64) {
-        if let Some(Evicted { dirty: true, .. }) = ev {
-            self.dram.serve(now);
+        if let Some(Evicted { dirty, .. }) = ev
+            && dirty != 0
+        {
+            self.dram.serve_n(now, dirty.count_ones());
             if let Some(l) = &mut self.dram_load {
                 l.record(now);
             }
-            self.counters.dram_bytes += self.line_bytes;
-            self.counters.lines_written[DRAM] += 1;
+            let bytes = self.sector_bytes(dirty);
+            self.counters.dram_bytes += bytes;
+            self.counters.bytes_written[DRAM] += bytes;
         }
     }
 }
@@ -482,8 +565,15 @@ impl MemorySystem {
 mod tests {
     use super::*;
 
+    /// M1 without sectors: requests are lines.
+    fn m1_lines() -> Gpu {
+        let mut gpu = metalsim_models::builtin("m1").unwrap();
+        gpu.memory.sector_bytes = None;
+        gpu
+    }
+
     fn m1() -> (Gpu, MemorySystem) {
-        let gpu = metalsim_models::builtin("m1").unwrap();
+        let gpu = m1_lines();
         let m = MemorySystem::new(&gpu, 1.0);
         (gpu, m)
     }
@@ -538,7 +628,7 @@ mod tests {
 
     #[test]
     fn a_model_can_serialise_atomics_per_line() {
-        let mut gpu = metalsim_models::builtin("m1").unwrap();
+        let mut gpu = m1_lines();
         gpu.memory.atomic_line_cycles = Some(16);
         let addrs: Vec<(u64, u32)> = (0..32).map(|i| (4 * i, 1)).collect();
         let (_, mut apple) = m1();
@@ -591,7 +681,7 @@ mod tests {
 
     #[test]
     fn a_model_can_leave_the_dirty_lines_uncounted() {
-        let mut gpu = metalsim_models::builtin("m1").unwrap();
+        let mut gpu = m1_lines();
         gpu.memory.write_back_at_end = Some(false);
         let mut m = MemorySystem::new(&gpu, 1.0);
         m.store(0, 0, &[10, 11, 12, 13]);
@@ -616,11 +706,84 @@ mod tests {
         let l2 = gpu.memory.l2.latency as u64;
         let partial: Vec<u64> = (0..8).map(|s| 32 + 4 * s).collect();
         assert_eq!(m.store(1, 1000, &partial), 1000 + 80 + l2);
-        assert_eq!(m.counters.lines_written[L2], 2);
+        assert_eq!(m.counters.bytes_written[L2], 8 * 32);
         let full: Vec<u64> = (64..72).collect();
         m.store(1, 1000, &full);
         m.store(1, 1000, &[96, 97, 100, 102]);
         assert_eq!(m.store(1, 1000, &[80, 84]), 1000 + 100 + l2);
+    }
+
+    #[test]
+    fn only_dirty_sectors_are_written_back() {
+        let mut gpu = metalsim_models::builtin("m1").unwrap();
+        gpu.memory.sector_bytes = Some(32);
+        let mut m = MemorySystem::new(&gpu, 1.0);
+        // Requests are sectors: 32-byte units.
+        assert_eq!(m.request_shift(), 5);
+        // One sector of line 10, two of line 11 (one of them twice), all four of line 12.
+        m.store(0, 0, &[40]);
+        m.store(0, 0, &[44, 47, 47]);
+        m.store(0, 0, &[48, 49, 50, 51]);
+        let t = m.traffic();
+        assert_eq!(t.l2.write_bytes, (1 + 2 + 4) * 32);
+        m.flush(1);
+        assert_eq!(m.counters.dram_bytes, (1 + 2 + 4) * 32);
+        assert_eq!(m.traffic().dram.write_bytes, (1 + 2 + 4) * 32);
+        // A line read moves whole.
+        m.load(0, 0, &[80]);
+        assert_eq!(m.counters.dram_bytes, (1 + 2 + 4) * 32 + 128);
+        // Without sectors, the same stores write back three whole lines.
+        let (_, mut whole) = m1();
+        whole.store(0, 0, &[10]);
+        whole.store(0, 0, &[11]);
+        whole.store(0, 0, &[12]);
+        whole.flush(1);
+        assert_eq!(whole.counters.dram_bytes, 3 * 128);
+    }
+
+    #[test]
+    fn an_evicted_partial_line_costs_dram_its_dirty_sectors() {
+        // A 2-line L2 and SLC: stores of one sector each to many lines push them out
+        // during the run, each moving 32 bytes, and DRAM is busy for those bytes only.
+        let mut gpu = metalsim_models::builtin("m1").unwrap();
+        gpu.memory.sector_bytes = Some(32);
+        gpu.memory.l2.size_bytes = 256;
+        gpu.memory.l2.ways = 2;
+        gpu.memory.slc.size_bytes = 256;
+        gpu.memory.slc.ways = 2;
+        let mut m = MemorySystem::new(&gpu, 1.0);
+        for line in 0..100u64 {
+            m.store(0, line * 10, &[line * 4]);
+        }
+        let evicted = m.counters.dram_bytes;
+        assert!(
+            evicted >= 90 * 32 && evicted.is_multiple_of(32),
+            "{evicted}"
+        );
+        let per_sector = 32.0 / gpu.dram_bytes_per_cycle();
+        assert!((m.dram.busy - (evicted / 32) as f64 * per_sector).abs() < 1e-6);
+    }
+
+    #[test]
+    fn an_l2_whose_dirty_lines_take_two_ways_writes_back_sooner() {
+        // Stores to 3/4 of the L2's capacity: all stay dirty when a written line takes
+        // one way; a third of them go to DRAM when it takes two (the L2 holds half its
+        // size of written lines; the SLC, 16 times larger on M1, is made tiny).
+        let mut gpu = metalsim_models::builtin("m1").unwrap();
+        gpu.memory.sector_bytes = Some(32);
+        gpu.memory.slc.size_bytes = 128 * gpu.memory.slc.ways as u64;
+        let lines = gpu.memory.l2.size_bytes / 128 * 3 / 4;
+        let written = |gpu: &Gpu| {
+            let mut m = MemorySystem::new(gpu, 1.0);
+            for l in 0..lines {
+                m.store(0, l, &[l * 4, l * 4 + 1, l * 4 + 2, l * 4 + 3]);
+            }
+            m.counters.bytes_written[DRAM]
+        };
+        assert_eq!(written(&gpu), 0);
+        gpu.memory.l2.dirty_line_ways = Some(2);
+        let half = written(&gpu) as f64 / 128.0 / lines as f64;
+        assert!((0.28..0.40).contains(&half), "{half}");
     }
 
     #[test]
