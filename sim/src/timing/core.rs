@@ -25,8 +25,6 @@ pub(crate) struct Warp {
     /// Cycle each register's value is ready, by [`Operands`] index (the 32-bit slots,
     /// then the 64-bit ones).
     pub ready: Vec<u64>,
-    /// Index in `ready` of the first 64-bit slot.
-    pub wide_base: u32,
     /// When its outstanding stores complete.
     pub drain: u64,
     /// What profiling needs to know of it (`None` unless the run is profiled; boxed so
@@ -39,20 +37,6 @@ impl Warp {
     pub fn reset(&mut self, slots: [u32; 2]) {
         self.ready.clear();
         self.ready.resize((slots[0] + slots[1]) as usize, 0);
-        self.wide_base = slots[0];
-    }
-
-    /// When a register is ready.
-    #[inline]
-    pub fn ready(&self, r: Reg) -> u64 {
-        self.ready[index(r, self.wide_base)]
-    }
-
-    /// Sets when a register is ready.
-    #[inline]
-    pub fn set_ready(&mut self, r: Reg, t: u64) {
-        let i = index(r, self.wide_base);
-        self.ready[i] = t;
     }
 }
 

@@ -15,47 +15,50 @@
 //! the cycle of the instruction issued before it, without an issue slot: its result is
 //! ready when its operands are, so the memory instruction waits for those.
 
-use super::core::Warp;
+use super::core::{Operands, Warp};
 use super::profiler::Profiler;
 use super::table::Table;
 use crate::fault::KernelFault;
 use crate::machine::Machine;
-use crate::program::Program;
 
 /// Runs the folded instructions that SIMD-group `w` reaches next, at `now`, after it
-/// issued an instruction that left it free to go on (not waiting at a barrier).
+/// issued an instruction that left it free to go on (not waiting at a barrier), and
+/// returns the pc it goes on at (`None` when it has none: it waits at its exit).
 #[inline]
 pub(super) fn run_folded(
     m: &mut Machine,
-    program: &Program,
+    operands: &[Operands],
     table: &Table,
     w: &mut Warp,
     mut prof: Option<&mut Profiler>,
     now: u64,
-) -> Result<(), Box<KernelFault>> {
-    while let Some(pc) = m.next_pc(w.group, w.sg)
-        && table.costs[pc as usize].folded
-    {
+) -> Result<Option<u32>, Box<KernelFault>> {
+    loop {
+        let next = m.next_pc(w.group, w.sg);
+        let Some(pc) = next.filter(|&pc| table.costs[pc as usize].folded) else {
+            return Ok(next);
+        };
         let ex = m.step(w.group, w.sg)?;
-        let deps = &program.deps[ex.pc as usize];
+        debug_assert_eq!(ex.pc, pc);
+        let ops = &operands[pc as usize];
         // Ready when the latest operand is, and from memory when that one is.
-        let latest = deps
-            .srcs
+        let latest = ops
+            .srcs()
             .iter()
-            .flatten()
-            .map(|&r| (w.ready(r), r))
+            .map(|&r| (w.ready[r as usize], r as usize))
             .max_by_key(|&(t, _)| t);
         let t = latest.map_or(0, |(t, _)| t);
-        for d in deps.dsts() {
-            w.set_ready(d, t);
+        for &d in ops.dsts() {
+            w.ready[d as usize] = t;
         }
         if let (Some(p), Some(wp)) = (prof.as_deref_mut(), w.prof.as_deref_mut()) {
-            let memory = latest.is_some_and(|(_, r)| wp.is_memory(r));
-            deps.dsts().for_each(|d| wp.set_memory(d, memory));
-            p.folded(wp, ex.pc, ex.active.count_ones(), now);
+            let memory = latest.is_some_and(|(_, r)| wp.memory[r]);
+            for &d in ops.dsts() {
+                wp.memory[d as usize] = memory;
+            }
+            p.folded(wp, pc, ex.active.count_ones(), now);
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

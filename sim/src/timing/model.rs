@@ -510,10 +510,19 @@ impl Run<'_> {
             }
         }
         if !done {
-            if !waiting {
-                folded::run_folded(m, program, &self.table, w, self.prof.as_deref_mut(), now)?;
-            }
-            if let Some(next_pc) = m.next_pc(group, sg) {
+            let next_pc = if waiting {
+                m.next_pc(group, sg)
+            } else {
+                folded::run_folded(
+                    m,
+                    &self.operands,
+                    &self.table,
+                    w,
+                    self.prof.as_deref_mut(),
+                    now,
+                )?
+            };
+            if let Some(next_pc) = next_pc {
                 let next = &self.operands[next_pc as usize];
                 let mut t = floor;
                 let wp = if PROFILED {

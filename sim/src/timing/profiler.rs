@@ -27,10 +27,9 @@ use metalsim_traces::{
     Bin, Counters, InstProfile, LineProfile, MemoryTraffic, Profile, StallReason, ThreadgroupSpan,
 };
 
-use super::core::index;
 use super::memsys::MemorySystem;
 use super::table::MAX_PIPES;
-use crate::program::{EXIT, Kind, Program, Reg};
+use crate::program::{EXIT, Kind, Program};
 
 /// log2 of the first bin width (16 cycles).
 const FIRST_SHIFT: u32 = 4;
@@ -316,8 +315,6 @@ pub(crate) struct WarpProfile {
     /// Whether each register's value comes from memory, by scoreboard index (see
     /// [`Operands`](super::core::Operands)).
     pub memory: Vec<bool>,
-    /// Index in `memory` of the first 64-bit slot.
-    pub wide_base: u32,
 }
 
 impl WarpProfile {
@@ -332,20 +329,6 @@ impl WarpProfile {
         self.last_pc = 0;
         self.memory.clear();
         self.memory.resize((slots[0] + slots[1]) as usize, false);
-        self.wide_base = slots[0];
-    }
-
-    /// Whether register `r`'s value comes from memory.
-    #[inline]
-    pub fn is_memory(&self, r: Reg) -> bool {
-        self.memory[index(r, self.wide_base)]
-    }
-
-    /// Records whether register `r`'s value comes from memory.
-    #[inline]
-    pub fn set_memory(&mut self, r: Reg, from_memory: bool) {
-        let i = index(r, self.wide_base);
-        self.memory[i] = from_memory;
     }
 }
 
