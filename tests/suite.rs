@@ -1075,6 +1075,18 @@ struct SamplerRef {
     border: [f32; 4],
 }
 
+impl SamplerRef {
+    /// Normalized coordinates, a border of transparent black.
+    fn normalized(address: Address, linear: bool) -> SamplerRef {
+        SamplerRef {
+            pixel: false,
+            address,
+            linear,
+            border: [0.0; 4],
+        }
+    }
+}
+
 /// A texture for the CPU reference: RGBA texels, x fastest, and its size.
 struct TexRef<'a> {
     texels: &'a [f32],
@@ -1201,10 +1213,8 @@ fn resize_through_the_sampler_the_launch_spec_binds() {
             has_alpha: true,
         };
         let s = SamplerRef {
-            pixel: false,
-            address,
-            linear,
             border: [0.0, 0.0, 0.0, 1.0],
+            ..SamplerRef::normalized(address, linear)
         };
         let mut want = Vec::new();
         for y in 0..dh {
@@ -1249,12 +1259,7 @@ fn tiled_pattern_through_a_constexpr_sampler_with_repeat_and_an_offset() {
         size: [pw, ph, 1],
         has_alpha: true,
     };
-    let s = SamplerRef {
-        pixel: false,
-        address: Address::Repeat,
-        linear: false,
-        border: [0.0; 4],
-    };
+    let s = SamplerRef::normalized(Address::Repeat, false);
     let mut want = Vec::new();
     for y in 0..h {
         for x in 0..w {
@@ -1292,9 +1297,8 @@ fn colour_grading_through_a_3d_table_with_trilinear_filtering_and_a_border() {
     };
     let s = SamplerRef {
         pixel: true,
-        address: Address::Border,
-        linear: true,
         border: [1.0; 4],
+        ..SamplerRef::normalized(Address::Border, true)
     };
     let mut want = Vec::new();
     for c in colors.chunks_exact(4) {
@@ -1336,18 +1340,8 @@ fn curves_with_mirrored_repeat_and_integer_textures_sampled_nearest() {
         .iter()
         .map(|&v| v as f32)
         .collect();
-    let mirror = SamplerRef {
-        pixel: false,
-        address: Address::Mirror,
-        linear: true,
-        border: [0.0; 4],
-    };
-    let zero = SamplerRef {
-        pixel: false,
-        address: Address::Zero,
-        linear: false,
-        border: [0.0; 4],
-    };
+    let mirror = SamplerRef::normalized(Address::Mirror, true);
+    let zero = SamplerRef::normalized(Address::Zero, false);
     let curve_tex = TexRef {
         texels: &curve,
         size: [6, 1, 1],
@@ -1397,12 +1391,7 @@ fn level_of_detail_chooses_between_the_magnification_and_minification_filters() 
             size: [3, 2, 1],
             has_alpha: true,
         };
-        let s = SamplerRef {
-            pixel: false,
-            address: Address::Edge,
-            linear,
-            border: [0.0; 4],
-        };
+        let s = SamplerRef::normalized(Address::Edge, linear);
         let mut want = Vec::new();
         for y in 0..h {
             for x in 0..w {
@@ -1483,12 +1472,7 @@ fn texture_arrays_read_sampled_and_written_per_slice() {
     let (launch, out) = run_specialized(SAMPLING, &spec("ramps", [ow, n, 1], [16, 4, 1], &rest));
     let palette = f16s(texels(&launch.buffers[1].bytes));
     let layers = f32s(texels(&launch.buffers[2].bytes));
-    let s = SamplerRef {
-        pixel: false,
-        address: Address::Edge,
-        linear: true,
-        border: [0.0; 4],
-    };
+    let s = SamplerRef::normalized(Address::Edge, true);
     let mut want = Vec::new();
     for slice in 0..n as usize {
         let ramp = &palette[slice * pw as usize * 4..][..pw as usize * 4];
@@ -1553,12 +1537,7 @@ fn shadow_lookups_compare_and_filter_a_depth_texture() {
         size: [w, h, 1],
         has_alpha: false,
     };
-    let s = SamplerRef {
-        pixel: false,
-        address: Address::Edge,
-        linear: true,
-        border: [0.0; 4],
-    };
+    let s = SamplerRef::normalized(Address::Edge, true);
     // The comparisons as a texture of 1s and 0s, sampled the same way.
     let mut want = Vec::new();
     let mut partly = 0;
