@@ -1054,6 +1054,154 @@ fn stream_compaction_with_simd_ballots() {
     check_compact("compact_float32_128", "float", 256, 128, "-1000.0");
 }
 
+const LOCAL_TYPES: &str = "tests/suite/local_types.metal";
+
+#[test]
+fn classes_declared_inside_function_templates_score_windows() {
+    let windows = 96u32;
+    for (kernel, ty, width) in [
+        ("window_scores_f32", "float", 8usize),
+        ("window_scores_f16", "half", 4),
+    ] {
+        let n = windows as u64 * width as u64;
+        let rest = buffer(0, "x", ty, n, &random(5, -3.0, 3.0), false)
+            + &buffer(1, "out", "float", windows as u64, "", true);
+        let (launch, out) = run_specialized(
+            LOCAL_TYPES,
+            &spec(kernel, [windows, 1, 1], [32, 1, 1], &rest),
+        );
+        let x = match ty {
+            "float" => f32s(&launch.buffers[0].bytes),
+            _ => f16s(&launch.buffers[0].bytes),
+        };
+        let want: Vec<f32> = x
+            .chunks(width)
+            .map(|w| {
+                let lo = w.iter().copied().fold(f32::INFINITY, f32::min);
+                let hi = w.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+                let sum: f32 = w.iter().sum();
+                sum / width as f32 * 0.5 + (hi - lo)
+            })
+            .collect();
+        assert_close(&f32s(&out.buffers[1]), &want, 1e-5, kernel);
+    }
+}
+
+#[test]
+fn a_local_union_and_a_block_scoped_class_mix_float_bits() {
+    let n = 200u64;
+    let rest = buffer(0, "x", "float", n, &random(9, -100.0, 100.0), false)
+        + &buffer(1, "out", "uint", n, "", true);
+    let (launch, out) = run_specialized(
+        LOCAL_TYPES,
+        &spec("mixed_keys", [n as u32, 1, 1], [64, 1, 1], &rest),
+    );
+    let want: Vec<u32> = f32s(&launch.buffers[0].bytes)
+        .iter()
+        .map(|f| {
+            let u = f.to_bits();
+            (u >> 16) ^ ((u & 0xffff) << 3)
+        })
+        .collect();
+    assert_eq!(common::u32s(&out.buffers[1]), want, "mixed keys");
+}
+
+const REDUCE_OPS: &str = "tests/suite/reduce_ops.metal";
+
+#[test]
+fn row_reductions_with_the_op_as_a_template_template_parameter() {
+    let (rows, n) = (5u32, 77u64);
+    for (kernel, ty) in [
+        ("row_sum_float32", "float"),
+        ("row_max_float32", "float"),
+        ("row_max_int32", "int"),
+        ("row_sum_default", "float"),
+    ] {
+        let count = rows as u64 * n;
+        let rest = buffer(0, "x", ty, count, &random(11, -1000.0, 1000.0), false)
+            + &buffer(1, "out", ty, rows as u64, "", true)
+            + &buffer(2, "n", "uint", 1, &format!("{{ values = [{n}] }}"), false);
+        let (launch, out) = run_specialized(
+            REDUCE_OPS,
+            &spec(kernel, [rows * 32, 1, 1], [32, 1, 1], &rest),
+        );
+        let x = &launch.buffers[0].bytes;
+        if ty == "int" {
+            let want: Vec<i32> = i32s(x)
+                .chunks(n as usize)
+                .map(|r| *r.iter().max().unwrap())
+                .collect();
+            assert_eq!(i32s(&out.buffers[1]), want, "{kernel}");
+            continue;
+        }
+        let x = f32s(x);
+        // The same order as the kernel: 32 strided partial results, then a tree.
+        let want: Vec<f32> = x
+            .chunks(n as usize)
+            .map(|r| {
+                let is_max = kernel.contains("max");
+                let op = |a: f32, b: f32| if is_max { a.max(b) } else { a + b };
+                let init = if is_max { f32::MIN } else { 0.0 };
+                let mut lanes = [init; 32];
+                for (i, v) in r.iter().enumerate() {
+                    lanes[i % 32] = op(lanes[i % 32], *v);
+                }
+                let mut offset = 16;
+                while offset > 0 {
+                    for l in 0..32 {
+                        // Lanes past the end read their own value.
+                        let other = lanes[if l + offset < 32 { l + offset } else { l }];
+                        lanes[l] = op(lanes[l], other);
+                    }
+                    offset /= 2;
+                }
+                lanes[0]
+            })
+            .collect();
+        assert_close(&f32s(&out.buffers[1]), &want, 1e-5, kernel);
+    }
+}
+
+const VECTOR_CONSTANTS: &str = "tests/suite/vector_constants.metal";
+
+#[test]
+fn vector_function_constants_from_the_spec_arrays() {
+    let n = 100u32;
+    let taps = [0.25f32, 0.5, -0.125, 2.0];
+    for (bias, clamp) in [([0.5f32, -1.5], [true, false]), ([0.0, 2.0], [false, true])] {
+        let constants = format!(
+            "[constants]\ntaps = {taps:?}\nbias = {bias:?}\nclamp_ends = [{}, {}]\n",
+            clamp[0], clamp[1]
+        );
+        let rest = buffer(0, "x", "float", n as u64, &random(3, -2.0, 2.0), false)
+            + &buffer(1, "out", "float2", n as u64, "", true)
+            + &buffer(2, "n", "uint", 1, &format!("{{ values = [{n}] }}"), false)
+            + &constants;
+        let (launch, out) = run_specialized(
+            VECTOR_CONSTANTS,
+            &spec("filter4", [n, 1, 1], [32, 1, 1], &rest),
+        );
+        let x = f32s(&launch.buffers[0].bytes);
+        let mut want = Vec::new();
+        for i in 0..n as i32 {
+            let mut y = 0f32;
+            for (k, t) in taps.iter().enumerate() {
+                let mut j = i + k as i32 - 1;
+                if clamp[0] {
+                    j = j.max(0);
+                }
+                if clamp[1] {
+                    j = j.min(n as i32 - 1);
+                }
+                let v = usize::try_from(j).ok().and_then(|j| x.get(j));
+                y += t * v.copied().unwrap_or(0.0);
+            }
+            want.extend([y + bias[0], -y + bias[1]]);
+        }
+        assert_close(&f32s(&out.buffers[1]), &want, 1e-5, "filter4");
+    }
+}
+
 const SAMPLING: &str = "tests/suite/sampling.metal";
 
 /// A sampler's address mode, as the CPU reference applies it.
@@ -1560,4 +1708,529 @@ fn shadow_lookups_compare_and_filter_a_depth_texture() {
     }
     assert_close(&f32s(&out.buffers[1]), &want, 1e-5, "shadow");
     assert!(partly > 4, "too few points on a shadow edge: {partly}");
+}
+
+const CUBES: &str = "tests/suite/cubes.metal";
+
+/// The cube face a direction selects and its normalized face coordinate, by the major-axis
+/// table of the Vulkan specification (16.5.4) with Metal's face numbers (+X, -X, +Y, -Y,
+/// +Z, -Z), ties to x then y.
+fn cube_face_ref(d: [f32; 3]) -> (usize, [f32; 3]) {
+    let a = d.map(f32::abs);
+    let face = if a[0] >= a[1] && a[0] >= a[2] {
+        usize::from(d[0] < 0.0)
+    } else if a[1] >= a[2] {
+        2 + usize::from(d[1] < 0.0)
+    } else {
+        4 + usize::from(d[2] < 0.0)
+    };
+    let (sc, tc, ma) = match face {
+        0 => (-d[2], -d[1], d[0]),
+        1 => (d[2], -d[1], -d[0]),
+        2 => (d[0], d[2], d[1]),
+        3 => (d[0], -d[2], -d[1]),
+        4 => (d[0], -d[1], d[2]),
+        _ => (-d[0], -d[1], -d[2]),
+    };
+    (face, [(sc / ma + 1.0) * 0.5, (tc / ma + 1.0) * 0.5, 0.0])
+}
+
+/// The four texels `gather` returns at `coord` (channel `c` of each): the bilinear
+/// footprint's (i, j+1), (i+1, j+1), (i+1, j), (i, j) for (i, j) the texel at
+/// floor(coord * size - 0.5) plus the offset, as the MSL specification orders them.
+fn gather_ref(
+    tex: &TexRef,
+    s: SamplerRef,
+    coord: [f32; 2],
+    offset: [i32; 2],
+    c: usize,
+) -> [f32; 4] {
+    let corner = |d: usize| {
+        let n = tex.size[d];
+        let u = if s.pixel {
+            coord[d] as f64
+        } else {
+            coord[d] as f64 * n as f64
+        };
+        (u - 0.5).floor() as i32 + offset[d]
+    };
+    let (i, j) = (corner(0), corner(1));
+    [(i, j + 1), (i + 1, j + 1), (i + 1, j), (i, j)].map(|(x, y)| {
+        let x = wrap_ref(x, tex.size[0], s.address);
+        let y = wrap_ref(y, tex.size[1], s.address);
+        match (x, y) {
+            (Some(x), Some(y)) => tex.texels[(y * tex.size[0] + x) as usize * 4 + c],
+            _ if s.address == Address::Zero => {
+                if c == 3 && !tex.has_alpha {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            _ => s.border[c],
+        }
+    })
+}
+
+/// Slice `i` of `n`-texel slices of RGBA texels.
+fn slice(texels: &[f32], i: usize, n: usize) -> &[f32] {
+    &texels[i * n * 4..(i + 1) * n * 4]
+}
+
+#[test]
+fn environment_lookups_through_a_cube_map_sampled_and_gathered() {
+    let (w, n) = (4i32, 96u32);
+    for (keys, linear) in [
+        ("filter = \"linear\"", true),
+        ("filter = \"nearest\"\naddress = \"repeat\"", false),
+    ] {
+        let rest = texture(
+            0,
+            "sky",
+            "rgba8unorm",
+            &format!("width = {w}"),
+            &random(21, 0.0, 255.0),
+            false,
+        ) + &buffer(0, "dirs", "float4", n as u64, &random(22, -1.0, 1.0), false)
+            + &buffer(1, "colors", "float4", n as u64, "", true)
+            + &buffer(2, "reds", "float4", n as u64, "", true)
+            + &buffer(3, "alphas", "float4", n as u64, "", true)
+            + &sampler_table(0, keys);
+        let (launch, out) =
+            run_specialized(CUBES, &spec("environment", [n, 1, 1], [32, 1, 1], &rest));
+        let sky = f32s(texels(&launch.buffers[4].bytes));
+        assert_eq!(sky.len(), (6 * w * w * 4) as usize);
+        let dirs = f32s(&launch.buffers[0].bytes);
+        // A cube's faces clamp to their edges whatever the sampler's address mode.
+        let s = SamplerRef::normalized(Address::Edge, linear);
+        let (mut colors, mut reds, mut alphas, mut faces) = (vec![], vec![], vec![], [0; 6]);
+        for d in dirs.chunks_exact(4) {
+            let (face, st) = cube_face_ref([d[0], d[1], d[2]]);
+            faces[face] += 1;
+            let tex = TexRef {
+                texels: slice(&sky, face, (w * w) as usize),
+                size: [w, w, 1],
+                has_alpha: true,
+            };
+            colors.extend(sample_ref(&tex, s, st, [0; 3], 2));
+            reds.extend(gather_ref(&tex, s, [st[0], st[1]], [0; 2], 0));
+            alphas.extend(gather_ref(&tex, s, [st[0], st[1]], [0; 2], 3));
+        }
+        assert!(
+            faces.iter().all(|&f| f > 4),
+            "every face looked up: {faces:?}"
+        );
+        assert_close(&f32s(&out.buffers[1]), &colors, 1e-5, keys);
+        assert_eq!(f32s(&out.buffers[2]), reds, "{keys}: gathered reds");
+        assert_eq!(f32s(&out.buffers[3]), alphas, "{keys}: gathered alphas");
+    }
+}
+
+#[test]
+fn cube_map_faces_are_slices_in_the_spec_order() {
+    // Straight at each face's centre, and towards a corner texel of +Y (the face whose
+    // t axis runs along +z).
+    let dirs = "[1, 0, 0, 0, -1, 0, 0, 0, 0, 1, 0, 0, 0, -1, 0, 0, 0, 0, 1, 0, 0, 0, -1, 0, \
+                -0.9, 1, -0.9, 0, 0.9, 1, 0.9, 0]";
+    let rest = texture(
+        0,
+        "sky",
+        "r32float",
+        "width = 2",
+        &format!(
+            "{{ values = [{}] }}",
+            (0..24)
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        false,
+    ) + &buffer(
+        0,
+        "dirs",
+        "float4",
+        8,
+        &format!("{{ values = {dirs} }}"),
+        false,
+    ) + &buffer(1, "colors", "float4", 8, "", true)
+        + &buffer(2, "reds", "float4", 8, "", true)
+        + &buffer(3, "alphas", "float4", 8, "", true)
+        + &sampler_table(0, "filter = \"nearest\"");
+    let (_, out) = run_specialized(CUBES, &spec("environment", [8, 1, 1], [8, 1, 1], &rest));
+    let reds: Vec<f32> = f32s(&out.buffers[1])
+        .chunks_exact(4)
+        .map(|c| c[0])
+        .collect();
+    // Face f holds 4f..4f+3; a face's centre is its texel (1, 1) under nearest sampling.
+    // On +Y, -x and -z is the top-left texel (0, 0); +x and +z the bottom-right (1, 1).
+    assert_eq!(reds, [3.0, 7.0, 11.0, 15.0, 19.0, 23.0, 8.0, 11.0]);
+}
+
+#[test]
+fn cube_array_faces_updated_in_place() {
+    let (w, cubes) = (3u32, 2u32);
+    let rest = texture(
+        0,
+        "cubes",
+        "rgba32float",
+        &format!("width = {w}\narray_length = {cubes}"),
+        &random(23, -1.0, 1.0),
+        true,
+    );
+    let (launch, out) = run_specialized(
+        CUBES,
+        &spec("mark_faces", [w, w, 6 * cubes], [4, 4, 2], &rest),
+    );
+    let before = f32s(texels(&launch.buffers[0].bytes));
+    let face = (w * w * 4) as usize;
+    let want: Vec<f32> = before
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let slice = i / face;
+            v + match i % 4 {
+                0 => (slice % 6) as f32,
+                1 => (slice / 6) as f32,
+                _ => 0.0,
+            }
+        })
+        .collect();
+    assert_eq!(
+        f32s(&texture_output(&launch, &out.buffers, "cubes", "float")),
+        want
+    );
+}
+
+#[test]
+fn shadow_tests_against_cube_and_array_depth_maps() {
+    let (n, lw, lights, cw, ch, cascades) = (128u32, 4i32, 2usize, 5i32, 4i32, 3usize);
+    let rest = texture(
+        0,
+        "lights",
+        "depth32float",
+        &format!("width = {lw}\narray_length = {lights}"),
+        &random(24, 0.0, 1.0),
+        false,
+    ) + &texture(
+        1,
+        "cascades",
+        "depth16unorm",
+        &format!("width = {cw}\nheight = {ch}\narray_length = {cascades}"),
+        &random(25, 0.0, 65535.0),
+        false,
+    ) + &buffer(
+        0,
+        "points",
+        "float4",
+        n as u64,
+        &random(26, 0.0, 1.0),
+        false,
+    ) + &buffer(1, "lit", "float4", n as u64, "", true)
+        + &buffer(2, "light_taps", "float4", n as u64, "", true)
+        + &buffer(3, "cascade_taps", "float4", n as u64, "", true);
+    let (launch, out) = run_specialized(CUBES, &spec("shadows", [n, 1, 1], [32, 1, 1], &rest));
+    let points = f32s(&launch.buffers[0].bytes);
+    let light_depth = f32s(texels(&launch.buffers[4].bytes));
+    let cascade_depth = f32s(texels(&launch.buffers[5].bytes));
+    let s = SamplerRef::normalized(Address::Edge, true);
+    // A depth map's comparisons (less_equal) as a texture of 1s and 0s.
+    let compared = |depth: &[f32], r: f32| -> Vec<f32> {
+        depth
+            .chunks_exact(4)
+            .flat_map(|t| [if r <= t[0] { 1.0 } else { 0.0 }, 0.0, 0.0, 1.0])
+            .collect()
+    };
+    let (mut lit, mut light_taps, mut cascade_taps, mut partly) = (vec![], vec![], vec![], 0);
+    for (i, p) in points.chunks_exact(4).enumerate() {
+        let (light, cascade) = (i % lights, i % cascades);
+        let dir = [p[0] * 2.0 - 1.0, p[1] * 2.0 - 1.0, p[2] * 2.0 - 1.0];
+        let (face, st) = cube_face_ref(dir);
+        let faces = (lw * lw) as usize;
+        let depth = slice(&light_depth, light * 6 + face, faces);
+        let passed = compared(depth, p[3]);
+        let on_face = |texels| TexRef {
+            texels,
+            size: [lw, lw, 1],
+            has_alpha: false,
+        };
+        let light_pcf = sample_ref(&on_face(&passed), s, st, [0; 3], 2)[0];
+        let light_depth = sample_ref(&on_face(depth), s, st, [0; 3], 2)[0];
+        light_taps.extend(gather_ref(&on_face(&passed), s, [st[0], st[1]], [0; 2], 0));
+        let depth = slice(&cascade_depth, cascade, (cw * ch) as usize);
+        let passed = compared(depth, p[3]);
+        let in_cascade = |texels| TexRef {
+            texels,
+            size: [cw, ch, 1],
+            has_alpha: false,
+        };
+        let cascade_pcf = sample_ref(&in_cascade(&passed), s, [p[0], p[1], 0.0], [0; 3], 2)[0];
+        partly += usize::from(cascade_pcf > 0.0 && cascade_pcf < 1.0);
+        cascade_taps.extend(gather_ref(
+            &in_cascade(&passed),
+            s,
+            [p[0], p[1]],
+            [1, -1],
+            0,
+        ));
+        let (x, y) = ((p[0] * cw as f32) as i32, (p[1] * ch as f32) as i32);
+        let read = depth[((y * cw + x) * 4) as usize];
+        lit.extend([light_pcf, cascade_pcf, light_depth, read]);
+    }
+    assert_close(&f32s(&out.buffers[1]), &lit, 1e-5, "lit");
+    assert_eq!(f32s(&out.buffers[2]), light_taps, "light gather_compare");
+    assert_eq!(
+        f32s(&out.buffers[3]),
+        cascade_taps,
+        "cascade gather_compare"
+    );
+    assert!(partly > 4, "too few points on a shadow edge: {partly}");
+}
+
+#[test]
+fn multisample_resolve_averages_samples_and_keeps_the_nearest_depth() {
+    let (w, h, samples, depth_samples, layers) = (5u32, 3u32, 4usize, 2usize, 3usize);
+    let size = format!("width = {w}\nheight = {h}");
+    let rest = texture(
+        0,
+        "color",
+        "rgba16float",
+        &format!("{size}\nsample_count = {samples}"),
+        &random(27, 0.0, 1.0),
+        false,
+    ) + &texture(
+        1,
+        "depth",
+        "depth32float",
+        &format!("{size}\nsample_count = {depth_samples}\narray_length = {layers}"),
+        &random(28, 0.0, 1.0),
+        false,
+    ) + &texture(
+        2,
+        "ids",
+        "r32uint",
+        &format!("{size}\nsample_count = 8"),
+        &random(29, 0.0, 4000.0),
+        false,
+    ) + &texture(3, "out", "rgba32float", &size, "", true)
+        + &buffer(0, "nearest", "float", (w * h) as u64, "", true)
+        + &buffer(1, "id_masks", "uint", (w * h) as u64, "", true);
+    let (launch, out) = run_specialized(CUBES, &spec("resolve", [w, h, 1], [8, 4, 1], &rest));
+    let tex = |name: &str| {
+        texels(
+            &launch
+                .buffers
+                .iter()
+                .find(|b| b.name == name)
+                .unwrap()
+                .bytes,
+        )
+    };
+    // `texture2d_ms<float>` holds the rgba16float texels as floats.
+    let color = f32s(tex("color"));
+    let depth = f32s(tex("depth"));
+    let ids = common::u32s(tex("ids"));
+    let pixels = (w * h) as usize;
+    let (mut avg, mut nearest, mut masks) = (vec![], vec![], vec![]);
+    for p in 0..pixels {
+        let mut sum = [0.0f32; 4];
+        for s in 0..samples {
+            for c in 0..4 {
+                sum[c] += color[(s * pixels + p) * 4 + c];
+            }
+        }
+        avg.extend(sum.map(|v| v / samples as f32));
+        let d = (0..layers * depth_samples).fold(1.0f32, |d, s| d.min(depth[(s * pixels + p) * 4]));
+        nearest.push(d);
+        masks.push((0..8).fold(0, |m, s| m | ids[(s * pixels + p) * 4]));
+    }
+    assert_close(
+        &f32s(&texture_output(&launch, &out.buffers, "out", "float")),
+        &avg,
+        1e-6,
+        "resolve",
+    );
+    assert_eq!(f32s(&out.buffers[0]), nearest, "nearest depth");
+    assert_eq!(common::u32s(&out.buffers[1]), masks, "id masks");
+}
+
+#[test]
+fn texel_buffers_read_and_written_by_index() {
+    let n = 37u32;
+    let rest = texture(
+        0,
+        "in",
+        "rgba16float",
+        &format!("width = {n}"),
+        &random(30, -4.0, 4.0),
+        false,
+    ) + &texture(1, "out", "rgba32float", &format!("width = {n}"), "", true)
+        + &buffer(0, "k", "float", 1, "{ values = [1.5] }", false);
+    let (launch, out) = run_specialized(CUBES, &spec("scale_texels", [n, 1, 1], [32, 1, 1], &rest));
+    let input = f16s(texels(&launch.buffers[1].bytes));
+    let want: Vec<f32> = input
+        .chunks_exact(4)
+        .rev()
+        .flat_map(|t| t.iter().map(|v| v * 1.5).collect::<Vec<_>>())
+        .collect();
+    assert_eq!(
+        f32s(&texture_output(&launch, &out.buffers, "out", "float")),
+        want
+    );
+}
+
+#[test]
+fn gathered_footprints_of_a_texture_and_an_array_slice() {
+    let (n, iw, ih, lw, layers) = (64u32, 6i32, 5i32, 4i32, 3usize);
+    for (keys, address) in [
+        ("address = \"repeat\"", Address::Repeat),
+        ("address = \"clamp_to_zero\"", Address::Zero),
+    ] {
+        let rest = texture(
+            0,
+            "image",
+            "rgba8unorm",
+            &format!("width = {iw}\nheight = {ih}"),
+            &random(31, 0.0, 255.0),
+            false,
+        ) + &texture(
+            1,
+            "labels",
+            "r32sint",
+            &format!("width = {lw}\nheight = {lw}\narray_length = {layers}"),
+            &random(32, -100.0, 100.0),
+            false,
+        ) + &buffer(
+            0,
+            "points",
+            "float2",
+            n as u64,
+            &random(33, -0.2, 1.2),
+            false,
+        ) + &buffer(1, "greens", "float4", n as u64, "", true)
+            + &buffer(2, "label_taps", "int4", n as u64, "", true)
+            + &sampler_table(0, keys);
+        let (launch, out) =
+            run_specialized(CUBES, &spec("footprints", [n, 1, 1], [32, 1, 1], &rest));
+        let points = f32s(&launch.buffers[0].bytes);
+        let image = f32s(texels(&launch.buffers[3].bytes));
+        let labels: Vec<f32> = i32s(texels(&launch.buffers[4].bytes))
+            .iter()
+            .map(|&v| v as f32)
+            .collect();
+        let s = SamplerRef::normalized(address, false);
+        let (mut greens, mut taps) = (vec![], vec![]);
+        for (i, p) in points.chunks_exact(2).enumerate() {
+            let tex = TexRef {
+                texels: &image,
+                size: [iw, ih, 1],
+                has_alpha: true,
+            };
+            greens.extend(gather_ref(&tex, s, [p[0], p[1]], [1, -2], 1));
+            let tex = TexRef {
+                texels: slice(&labels, i % layers, (lw * lw) as usize),
+                size: [lw, lw, 1],
+                has_alpha: false,
+            };
+            taps.extend(gather_ref(&tex, s, [p[0], p[1]], [0; 2], 0).map(|v| v as i32));
+        }
+        assert_eq!(f32s(&out.buffers[1]), greens, "{keys}: greens");
+        assert_eq!(i32s(&out.buffers[2]), taps, "{keys}: labels");
+    }
+}
+
+#[test]
+fn texture_atomics_count_points_and_fold_values() {
+    let (n, w, h) = (128u32, 4u32, 3u32);
+    let rest = texture(
+        0,
+        "counts",
+        "r32uint",
+        &format!("width = {w}\nheight = {h}"),
+        &random(34, 0.0, 10.0),
+        true,
+    ) + &texture(
+        1,
+        "folds",
+        "r32sint",
+        "width = 9",
+        &random(35, -50.0, 50.0),
+        true,
+    ) + &buffer(
+        0,
+        "points",
+        "float2",
+        n as u64,
+        &random(36, 0.0, 1.0),
+        false,
+    ) + &buffer(
+        1,
+        "values",
+        "int",
+        n as u64,
+        &random(37, -1000.0, 1000.0),
+        false,
+    ) + &buffer(2, "exchanged", "int", 1, "", true);
+    let (launch, out) = run_specialized(CUBES, &spec("splat", [n, 1, 1], [32, 1, 1], &rest));
+    let tex = |name: &str| {
+        texels(
+            &launch
+                .buffers
+                .iter()
+                .find(|b| b.name == name)
+                .unwrap()
+                .bytes,
+        )
+    };
+    let mut counts: Vec<u32> = common::u32s(tex("counts"))
+        .iter()
+        .step_by(4)
+        .copied()
+        .collect();
+    let init: Vec<i32> = i32s(tex("folds")).iter().step_by(4).copied().collect();
+    let points = f32s(
+        &launch
+            .buffers
+            .iter()
+            .find(|b| b.name == "points")
+            .unwrap()
+            .bytes,
+    );
+    let values = i32s(
+        &launch
+            .buffers
+            .iter()
+            .find(|b| b.name == "values")
+            .unwrap()
+            .bytes,
+    );
+    for p in points.chunks_exact(2) {
+        let (x, y) = ((p[0] * w as f32) as u32, (p[1] * h as f32) as u32);
+        counts[(y * w + x) as usize] += 1;
+    }
+    let mut folds = init.clone();
+    for &v in &values {
+        folds[0] = folds[0].min(v);
+        folds[1] = folds[1].max(v);
+        folds[2] |= v & 0xff;
+        folds[3] &= !(1 << (v & 15));
+        folds[4] ^= v;
+        folds[5] = folds[5].wrapping_sub(v);
+        folds[6] = folds[6].wrapping_add(v);
+    }
+    folds[7] = 42;
+    folds[8] = -5;
+    assert_eq!(
+        common::u32s(&texture_output(&launch, &out.buffers, "counts", "uint")),
+        counts
+    );
+    assert_eq!(
+        i32s(&texture_output(&launch, &out.buffers, "folds", "int")),
+        folds
+    );
+    let exchanged = launch
+        .buffers
+        .iter()
+        .position(|b| b.name == "exchanged")
+        .unwrap();
+    assert_eq!(i32s(&out.buffers[exchanged]), [init[8]]);
 }

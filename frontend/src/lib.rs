@@ -53,6 +53,8 @@ pub enum SpecValue {
     Float(f64),
     /// A type name (`"float"`, `"half4"`, a struct's name), for template parameters.
     Type(String),
+    /// The components of a vector, for a vector function constant.
+    List(Vec<SpecValue>),
 }
 
 /// What a pipeline fixes when it is made: the values of function constants and the

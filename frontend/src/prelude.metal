@@ -523,8 +523,9 @@ typedef matrix<half, 4, 2> half4x2;
 typedef matrix<half, 4, 3> half4x3;
 typedef matrix<half, 4, 4> half4x4;
 
-// <metal_texture>, for compute kernels: `read`, `write` and the sizes of 1D, 2D and 3D
-// textures with one mipmap level. A texture kernel parameter is lowered
+// <metal_texture>, for compute kernels: every texture type (1D, 2D and 3D textures, their
+// arrays, cubes, multisample and buffer textures, and the depth ones) with one mipmap
+// level: `read`, `write`, the sizes, `sample`, `gather` and the atomics. A texture kernel parameter is lowered
 // (`lower/texture.rs`) to its texels, four channels of T each in row-major order as the
 // launch spec bound them (already converted from the pixel format, MSL spec 7.7), and its
 // size. An out-of-bounds coordinate, or a `lod` other than 0, addresses the texel just past
@@ -653,6 +654,14 @@ struct gradient3d {
     float3 __dy;
     constexpr gradient3d(float3 dx, float3 dy) : __dx(dx), __dy(dy) {}
 };
+struct gradientcube {
+    float3 __dx;
+    float3 __dy;
+    constexpr gradientcube(float3 dx, float3 dy) : __dx(dx), __dy(dy) {}
+};
+
+// The channel `gather` returns of each of its four texels.
+enum class component : uint { x = 0, y, z, w };
 
 // Whether a sample at this level of detail filters linearly. Integer textures are never
 // filtered (Metal's integer pixel formats are not filterable): they sample the nearest texel.
@@ -800,6 +809,161 @@ vec<T, 4> __sample3d(device vec<T, 4>* texels, uint3 size, uint format, sampler 
 // clamps the layer coordinate).
 inline uint __sampler_layer(uint array, uint layers) { return min(array, layers - 1); }
 
+// Channel `c` (0 x ... 3 w) of a texel.
+template <typename T> T __texel_component(vec<T, 4> v, uint c) {
+    return c == 0 ? v.x : (c == 1 ? v.y : (c == 2 ? v.z : v.w));
+}
+
+// `gather` (MSL spec 5.10): the four texels bilinear filtering at `coord` weights, channel
+// `c` of each, "in counter clockwise order starting with the sample to the lower left":
+// the nearest texels at unnormalized deltas (-,+), (+,+), (+,-), (-,-) of half a texel.
+// With i, j the texel at floor(u - 0.5), floor(v - 0.5) (plus the offset): (i, j+1),
+// (i+1, j+1), (i+1, j), (i, j), each wrapped by the sampler's address modes.
+template <typename T>
+vec<T, 4> __gather2d(device vec<T, 4>* texels, uint w_, uint h_, uint format, sampler s,
+                     float2 coord, int2 offset, uint c) {
+    int w = int(w_);
+    int h = int(h_);
+    float2 u = float2(__sampler_unnormalize(coord.x, w_, s.__coord),
+                      __sampler_unnormalize(coord.y, h_, s.__coord)) - 0.5f;
+    int2 i = int2(floor(u)) + offset;
+    int2 x0 = __sampler_wrap(i.x, w, s.__s_address);
+    int2 x1 = __sampler_wrap(i.x + 1, w, s.__s_address);
+    int2 y0 = __sampler_wrap(i.y, h, s.__t_address);
+    int2 y1 = __sampler_wrap(i.y + 1, h, s.__t_address);
+    vec<T, 4> t01 = __sampler_tap<T>(s, max(x0.y, y1.y), texels[y1.x * w + x0.x], format);
+    vec<T, 4> t11 = __sampler_tap<T>(s, max(x1.y, y1.y), texels[y1.x * w + x1.x], format);
+    vec<T, 4> t10 = __sampler_tap<T>(s, max(x1.y, y0.y), texels[y0.x * w + x1.x], format);
+    vec<T, 4> t00 = __sampler_tap<T>(s, max(x0.y, y0.y), texels[y0.x * w + x0.x], format);
+    return vec<T, 4>(__texel_component(t01, c), __texel_component(t11, c),
+                     __texel_component(t10, c), __texel_component(t00, c));
+}
+
+// Cube textures (MSL spec 5.10.6, 5.10.7, 5.10.11, 5.10.12): six square faces numbered as
+// table 23 (0 +X, 1 -X, 2 +Y, 3 -Y, 4 +Z, 5 -Z); face f of array element a is slice
+// 6a + f of the texels. A direction picks the face of its major axis (ties go to x, then
+// y), and the face-local coordinates are s = (sc / |ma| + 1) / 2, t = (tc / |ma| + 1) / 2
+// with sc, tc, ma per face as in the Vulkan specification's cube map face selection table
+// (16.5.4), which OpenGL shares. Filtering stays within the face: taps past a face's edge
+// clamp to that edge (hardware filters seamlessly across cube edges; that is not modelled).
+inline uint __cube_face(float3 d) {
+    float3 a = abs(d);
+    if (a.x >= a.y && a.x >= a.z) {
+        return d.x >= 0.0f ? 0u : 1u;
+    }
+    if (a.y >= a.z) {
+        return d.y >= 0.0f ? 2u : 3u;
+    }
+    return d.z >= 0.0f ? 4u : 5u;
+}
+
+// sc, tc and |ma| of a direction on a face; linear in the direction, so it maps
+// derivatives too.
+inline float3 __cube_axes(float3 d, uint face) {
+    switch (face) {
+    case 0: return float3(-d.z, -d.y, d.x);
+    case 1: return float3(d.z, -d.y, -d.x);
+    case 2: return float3(d.x, d.z, d.y);
+    case 3: return float3(d.x, -d.z, -d.y);
+    case 4: return float3(d.x, -d.y, d.z);
+    default: return float3(-d.x, -d.y, -d.z);
+    }
+}
+
+// The normalized face-local coordinate of a direction on a face.
+inline float2 __cube_coord(float3 d, uint face) {
+    float3 a = __cube_axes(d, face);
+    return (a.xy / a.z + 1.0f) * 0.5f;
+}
+
+// The level of detail of `gradientcube`: the derivatives of s and t (the quotient rule on
+// sc / |ma|, as Vulkan 16.5.4 derives them) scaled to texels.
+inline float __cube_gradient_lod(float3 d, float3 dx, float3 dy, uint size) {
+    uint face = __cube_face(d);
+    float3 a = __cube_axes(d, face);
+    float3 ax = __cube_axes(dx, face);
+    float3 ay = __cube_axes(dy, face);
+    float2 gx = 0.5f * (ax.xy * a.z - a.xy * ax.z) / (a.z * a.z);
+    float2 gy = 0.5f * (ay.xy * a.z - a.xy * ay.z) / (a.z * a.z);
+    return log2(max(length(gx), length(gy)) * float(size));
+}
+
+// The sampler a face is filtered with: normalized coordinates clamped to the face's edges
+// (a cube's coordinates are directions, so the sampler's coord and address modes do not
+// apply).
+inline sampler __cube_sampler(sampler s) {
+    sampler f = s;
+    f.__coord = 0;
+    f.__s_address = 1;
+    f.__t_address = 1;
+    return f;
+}
+
+// `sample` on the cube whose six faces start at `faces`.
+template <typename T>
+vec<T, 4> __sample_cube(device vec<T, 4>* faces, uint size, uint format, sampler s, float3 dir,
+                        float lod) {
+    uint face = __cube_face(dir);
+    return __sample2d<T>(faces + face * size * size, size, size, format, __cube_sampler(s),
+                         __cube_coord(dir, face), int2(0), lod);
+}
+
+// `gather` on the cube whose six faces start at `faces`.
+template <typename T>
+vec<T, 4> __gather_cube(device vec<T, 4>* faces, uint size, uint format, sampler s, float3 dir,
+                        uint c) {
+    uint face = __cube_face(dir);
+    return __gather2d<T>(faces + face * size * size, size, size, format, __cube_sampler(s),
+                         __cube_coord(dir, face), int2(0), c);
+}
+
+// Texture atomics (MSL 3.1) on `int` and `uint` textures of `access::read_write` (Metal
+// allows them on r32sint and r32uint): each works on the first channel of one texel with
+// the atomic functions' semantics (relaxed order) and returns, as a `read` of an r32
+// format would, (value, 0, 0, 1). `INDEX` is the texel's index, and the arguments after
+// it the coordinate parameters of the texture type.
+template <typename T> vec<T, 4> __texel_of(T v) { return vec<T, 4>(v, 0, 0, 1); }
+template <typename T, access A> device atomic<T>* __texel_atomic(device vec<T, 4>* texel) {
+    static_assert(is_same_v<T, int> || is_same_v<T, uint>,
+                  "texture atomics need an int or uint texture");
+    static_assert(A == access::read_write, "texture atomics need access::read_write");
+    return (device atomic<T>*)texel;
+}
+#define METALSIM_TEXTURE_FETCH_OP(OP, INDEX, ...)                                             \
+    vec<T, 4> atomic_fetch_##OP(__VA_ARGS__, vec<T, 4> operand) const {                      \
+        return __texel_of(atomic_fetch_##OP##_explicit(__texel_atomic<T, A>(__texels + INDEX), \
+                                                       operand.x, memory_order_relaxed));    \
+    }
+#define METALSIM_TEXTURE_ATOMICS(INDEX, ...)                                                  \
+    vec<T, 4> atomic_load(__VA_ARGS__) const {                                                \
+        return __texel_of(                                                                    \
+            atomic_load_explicit(__texel_atomic<T, A>(__texels + INDEX), memory_order_relaxed)); \
+    }                                                                                         \
+    void atomic_store(__VA_ARGS__, vec<T, 4> color) const {                                   \
+        atomic_store_explicit(__texel_atomic<T, A>(__texels + INDEX), color.x,                \
+                              memory_order_relaxed);                                          \
+    }                                                                                         \
+    vec<T, 4> atomic_exchange(__VA_ARGS__, vec<T, 4> desired) const {                         \
+        return __texel_of(atomic_exchange_explicit(__texel_atomic<T, A>(__texels + INDEX),    \
+                                                   desired.x, memory_order_relaxed));         \
+    }                                                                                         \
+    bool atomic_compare_exchange_weak(__VA_ARGS__, thread vec<T, 4>* expected,                \
+                                      vec<T, 4> desired) const {                              \
+        T seen = (*expected).x;                                                               \
+        bool ok = atomic_compare_exchange_weak_explicit(                                      \
+            __texel_atomic<T, A>(__texels + INDEX), &seen, desired.x, memory_order_relaxed,   \
+            memory_order_relaxed);                                                            \
+        *expected = __texel_of(seen);                                                         \
+        return ok;                                                                            \
+    }                                                                                         \
+    METALSIM_TEXTURE_FETCH_OP(add, INDEX, __VA_ARGS__)                                        \
+    METALSIM_TEXTURE_FETCH_OP(sub, INDEX, __VA_ARGS__)                                        \
+    METALSIM_TEXTURE_FETCH_OP(and, INDEX, __VA_ARGS__)                                        \
+    METALSIM_TEXTURE_FETCH_OP(or, INDEX, __VA_ARGS__)                                         \
+    METALSIM_TEXTURE_FETCH_OP(xor, INDEX, __VA_ARGS__)                                        \
+    METALSIM_TEXTURE_FETCH_OP(min, INDEX, __VA_ARGS__)                                        \
+    METALSIM_TEXTURE_FETCH_OP(max, INDEX, __VA_ARGS__)
+
 template <typename T, access A = access::sample>
 struct texture1d {
     device vec<T, 4>* __texels;
@@ -827,6 +991,7 @@ struct texture1d {
         static_assert(A == access::sample, "sample() needs a texture with access::sample");
         return __sample1d<T>(__texels, __width, __format, s, coord, 0.0f);
     }
+    METALSIM_TEXTURE_ATOMICS(__index(coord, 0), uint coord)
     void fence() const {}
 };
 
@@ -865,6 +1030,7 @@ struct texture1d_array {
         device vec<T, 4>* slice = __texels + __sampler_layer(array, __height) * __width;
         return __sample1d<T>(slice, __width, __format, s, coord, 0.0f);
     }
+    METALSIM_TEXTURE_ATOMICS(__index(coord, array, 0), uint coord, uint array)
     void fence() const {}
 };
 
@@ -916,6 +1082,12 @@ struct texture2d {
         return __sample(s, coord, offset,
                           __sampler_gradient_lod(g.__dx, g.__dy, size, s.__coord));
     }
+    vec<T, 4> gather(sampler s, float2 coord, int2 offset = int2(0),
+                     component c = component::x) const {
+        static_assert(A == access::sample, "gather() needs a texture with access::sample");
+        return __gather2d<T>(__texels, __width, __height, __format, s, coord, offset, uint(c));
+    }
+    METALSIM_TEXTURE_ATOMICS(__index(coord, 0), uint2 coord)
     void fence() const {}
 };
 
@@ -975,6 +1147,14 @@ struct texture2d_array {
         return __sample(s, coord, array, offset,
                           __sampler_gradient_lod(g.__dx, g.__dy, size, s.__coord));
     }
+    vec<T, 4> gather(sampler s, float2 coord, uint array, int2 offset = int2(0),
+                     component c = component::x) const {
+        static_assert(A == access::sample, "gather() needs a texture with access::sample");
+        device vec<T, 4>* slice =
+            __texels + __sampler_layer(array, __depth) * (__width * __height);
+        return __gather2d<T>(slice, __width, __height, __format, s, coord, offset, uint(c));
+    }
+    METALSIM_TEXTURE_ATOMICS(__index(coord, array, 0), uint2 coord, uint array)
     void fence() const {}
 };
 
@@ -1029,6 +1209,7 @@ struct texture3d {
         return __sample(s, coord, offset,
                           __sampler_gradient_lod(g.__dx, g.__dy, size, s.__coord));
     }
+    METALSIM_TEXTURE_ATOMICS(__index(coord, 0), uint3 coord)
     void fence() const {}
 };
 
@@ -1082,6 +1263,34 @@ inline float __sample_compare2d(device float4* texels, uint w_, uint h_, uint fo
            + a.y * ((1.0f - a.x) * c01 + a.x * c11);
 }
 
+// `gather_compare`: the comparisons of `gather`'s four depths with `ref` (1 passes, 0 fails),
+// in its order.
+inline float4 __gather_compare2d(device float4* texels, uint w, uint h, uint format, sampler s,
+                                 float2 coord, float ref, int2 offset) {
+    float4 d = __gather2d<float>(texels, w, h, format, s, coord, offset, 0);
+    uint f = s.__compare_func;
+    return float4(__sampler_compare(f, ref, d.x) ? 1.0f : 0.0f,
+                  __sampler_compare(f, ref, d.y) ? 1.0f : 0.0f,
+                  __sampler_compare(f, ref, d.z) ? 1.0f : 0.0f,
+                  __sampler_compare(f, ref, d.w) ? 1.0f : 0.0f);
+}
+
+// `sample_compare` on the depth cube whose six faces start at `faces`.
+inline float __sample_compare_cube(device float4* faces, uint size, uint format, sampler s,
+                                   float3 dir, float ref, float lod) {
+    uint face = __cube_face(dir);
+    return __sample_compare2d(faces + face * size * size, size, size, format, __cube_sampler(s),
+                              __cube_coord(dir, face), ref, int2(0), lod);
+}
+
+// `gather_compare` on the depth cube whose six faces start at `faces`.
+inline float4 __gather_compare_cube(device float4* faces, uint size, uint format, sampler s,
+                                    float3 dir, float ref) {
+    uint face = __cube_face(dir);
+    return __gather_compare2d(faces + face * size * size, size, size, format, __cube_sampler(s),
+                              __cube_coord(dir, face), ref, int2(0));
+}
+
 // A 2D depth texture: depth in the first channel of each texel (MSL spec 5.10.9).
 template <typename T, access A = access::sample>
 struct depth2d {
@@ -1132,7 +1341,478 @@ struct depth2d {
         return __sample_compare2d(__texels, __width, __height, __format, s, coord, compare_value,
                                   offset, l.__lod);
     }
+    vec<T, 4> gather(sampler s, float2 coord, int2 offset = int2(0)) const {
+        static_assert(A == access::sample, "gather() needs a texture with access::sample");
+        return __gather2d<T>(__texels, __width, __height, __format, s, coord, offset, 0);
+    }
+    vec<T, 4> gather_compare(sampler s, float2 coord, float compare_value,
+                             int2 offset = int2(0)) const {
+        static_assert(A == access::sample,
+                      "gather_compare() needs a texture with access::sample");
+        return __gather_compare2d(__texels, __width, __height, __format, s, coord,
+                                  compare_value, offset);
+    }
     void fence() const {}
 };
+
+// A cube texture: face f is slice f of the texels (`__depth` is 6).
+template <typename T, access A = access::sample>
+struct texturecube {
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width(uint lod = 0) const { return __width; }
+    uint get_height(uint lod = 0) const { return __height; }
+    uint get_num_mip_levels() const { return 1; }
+    uint __index(uint2 c, uint face, uint lod) const {
+        return c.x < __width && c.y < __height && face < 6 && lod == 0
+                   ? (face * __height + c.y) * __width + c.x
+                   : __width * __height * __depth;
+    }
+    vec<T, 4> read(uint2 coord, uint face, uint lod = 0) const {
+        static_assert(A != access::write, "read() on a texture with access::write");
+        return __texels[__index(coord, face, lod)];
+    }
+    void write(vec<T, 4> color, uint2 coord, uint face, uint lod = 0) const {
+        static_assert(A == access::write || A == access::read_write,
+                      "write() needs a texture with access::write or access::read_write");
+        __texels[__index(coord, face, lod)] = color;
+    }
+    vec<T, 4> read(ushort2 coord, ushort face, ushort lod = 0) const {
+        return read(uint2(coord), uint(face), uint(lod));
+    }
+    void write(vec<T, 4> color, ushort2 coord, ushort face, ushort lod = 0) const {
+        write(color, uint2(coord), uint(face), uint(lod));
+    }
+    vec<T, 4> __sample(sampler s, float3 coord, float lod) const {
+        static_assert(A == access::sample, "sample() needs a texture with access::sample");
+        return __sample_cube<T>(__texels, __width, __format, s, coord, lod);
+    }
+    vec<T, 4> sample(sampler s, float3 coord) const { return __sample(s, coord, 0.0f); }
+    vec<T, 4> sample(sampler s, float3 coord, bias b) const {
+        return __sample(s, coord, b.__value);
+    }
+    vec<T, 4> sample(sampler s, float3 coord, level l) const { return __sample(s, coord, l.__lod); }
+    vec<T, 4> sample(sampler s, float3 coord, gradientcube g) const {
+        return __sample(s, coord, __cube_gradient_lod(coord, g.__dx, g.__dy, __width));
+    }
+    vec<T, 4> gather(sampler s, float3 coord, component c = component::x) const {
+        static_assert(A == access::sample, "gather() needs a texture with access::sample");
+        return __gather_cube<T>(__texels, __width, __format, s, coord, uint(c));
+    }
+    void fence() const {}
+};
+
+// A cube texture array: face f of element a is slice 6a + f (`__depth` is 6 x the array
+// size).
+template <typename T, access A = access::sample>
+struct texturecube_array {
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width(uint lod = 0) const { return __width; }
+    uint get_height(uint lod = 0) const { return __height; }
+    uint get_array_size() const { return __depth / 6; }
+    uint get_num_mip_levels() const { return 1; }
+    uint __index(uint2 c, uint face, uint array, uint lod) const {
+        return c.x < __width && c.y < __height && face < 6 && array < __depth / 6 && lod == 0
+                   ? ((array * 6 + face) * __height + c.y) * __width + c.x
+                   : __width * __height * __depth;
+    }
+    device vec<T, 4>* __faces(uint array) const {
+        return __texels + __sampler_layer(array, __depth / 6) * 6 * (__width * __height);
+    }
+    vec<T, 4> read(uint2 coord, uint face, uint array, uint lod = 0) const {
+        static_assert(A != access::write, "read() on a texture with access::write");
+        return __texels[__index(coord, face, array, lod)];
+    }
+    void write(vec<T, 4> color, uint2 coord, uint face, uint array, uint lod = 0) const {
+        static_assert(A == access::write || A == access::read_write,
+                      "write() needs a texture with access::write or access::read_write");
+        __texels[__index(coord, face, array, lod)] = color;
+    }
+    vec<T, 4> read(ushort2 coord, ushort face, ushort array, ushort lod = 0) const {
+        return read(uint2(coord), uint(face), uint(array), uint(lod));
+    }
+    void write(vec<T, 4> color, ushort2 coord, ushort face, ushort array, ushort lod = 0) const {
+        write(color, uint2(coord), uint(face), uint(array), uint(lod));
+    }
+    vec<T, 4> __sample(sampler s, float3 coord, uint array, float lod) const {
+        static_assert(A == access::sample, "sample() needs a texture with access::sample");
+        return __sample_cube<T>(__faces(array), __width, __format, s, coord, lod);
+    }
+    vec<T, 4> sample(sampler s, float3 coord, uint array) const {
+        return __sample(s, coord, array, 0.0f);
+    }
+    vec<T, 4> sample(sampler s, float3 coord, uint array, bias b) const {
+        return __sample(s, coord, array, b.__value);
+    }
+    vec<T, 4> sample(sampler s, float3 coord, uint array, level l) const {
+        return __sample(s, coord, array, l.__lod);
+    }
+    vec<T, 4> sample(sampler s, float3 coord, uint array, gradientcube g) const {
+        return __sample(s, coord, array, __cube_gradient_lod(coord, g.__dx, g.__dy, __width));
+    }
+    vec<T, 4> gather(sampler s, float3 coord, uint array, component c = component::x) const {
+        static_assert(A == access::sample, "gather() needs a texture with access::sample");
+        return __gather_cube<T>(__faces(array), __width, __format, s, coord, uint(c));
+    }
+    void fence() const {}
+};
+
+// A 2D depth texture array: slice i is depth slice i of the texels (`__depth` is the array
+// size).
+template <typename T, access A = access::sample>
+struct depth2d_array {
+    static_assert(is_same_v<T, float>, "a depth texture's type is float");
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width(uint lod = 0) const { return __width; }
+    uint get_height(uint lod = 0) const { return __height; }
+    uint get_array_size() const { return __depth; }
+    uint get_num_mip_levels() const { return 1; }
+    uint __index(uint2 c, uint array, uint lod) const {
+        return c.x < __width && c.y < __height && array < __depth && lod == 0
+                   ? (array * __height + c.y) * __width + c.x
+                   : __width * __height * __depth;
+    }
+    device vec<T, 4>* __slice(uint array) const {
+        return __texels + __sampler_layer(array, __depth) * (__width * __height);
+    }
+    T read(uint2 coord, uint array, uint lod = 0) const {
+        static_assert(A != access::write, "read() on a texture with access::write");
+        return __texels[__index(coord, array, lod)].x;
+    }
+    T read(ushort2 coord, ushort array, ushort lod = 0) const {
+        return read(uint2(coord), uint(array), uint(lod));
+    }
+    T __sample(sampler s, float2 coord, uint array, int2 offset, float lod) const {
+        static_assert(A == access::sample, "sample() needs a texture with access::sample");
+        return __sample2d<T>(__slice(array), __width, __height, __format, s, coord, offset, lod)
+            .x;
+    }
+    T sample(sampler s, float2 coord, uint array, int2 offset = int2(0)) const {
+        return __sample(s, coord, array, offset, 0.0f);
+    }
+    T sample(sampler s, float2 coord, uint array, bias b, int2 offset = int2(0)) const {
+        return __sample(s, coord, array, offset, b.__value);
+    }
+    T sample(sampler s, float2 coord, uint array, level l, int2 offset = int2(0)) const {
+        return __sample(s, coord, array, offset, l.__lod);
+    }
+    T sample(sampler s, float2 coord, uint array, gradient2d g, int2 offset = int2(0)) const {
+        float2 size = float2(float(__width), float(__height));
+        return __sample(s, coord, array, offset,
+                        __sampler_gradient_lod(g.__dx, g.__dy, size, s.__coord));
+    }
+    T __sample_compare(sampler s, float2 coord, uint array, float ref, int2 offset,
+                       float lod) const {
+        static_assert(A == access::sample,
+                      "sample_compare() needs a texture with access::sample");
+        return __sample_compare2d(__slice(array), __width, __height, __format, s, coord, ref,
+                                  offset, lod);
+    }
+    T sample_compare(sampler s, float2 coord, uint array, float compare_value,
+                     int2 offset = int2(0)) const {
+        return __sample_compare(s, coord, array, compare_value, offset, 0.0f);
+    }
+    T sample_compare(sampler s, float2 coord, uint array, float compare_value, level l,
+                     int2 offset = int2(0)) const {
+        return __sample_compare(s, coord, array, compare_value, offset, l.__lod);
+    }
+    T sample_compare(sampler s, float2 coord, uint array, float compare_value, bias b,
+                     int2 offset = int2(0)) const {
+        return __sample_compare(s, coord, array, compare_value, offset, b.__value);
+    }
+    vec<T, 4> gather(sampler s, float2 coord, uint array, int2 offset = int2(0)) const {
+        static_assert(A == access::sample, "gather() needs a texture with access::sample");
+        return __gather2d<T>(__slice(array), __width, __height, __format, s, coord, offset, 0);
+    }
+    vec<T, 4> gather_compare(sampler s, float2 coord, uint array, float compare_value,
+                             int2 offset = int2(0)) const {
+        static_assert(A == access::sample,
+                      "gather_compare() needs a texture with access::sample");
+        return __gather_compare2d(__slice(array), __width, __height, __format, s, coord,
+                                  compare_value, offset);
+    }
+    void fence() const {}
+};
+
+// A cube depth texture: face f is slice f of the texels (`__depth` is 6).
+template <typename T, access A = access::sample>
+struct depthcube {
+    static_assert(is_same_v<T, float>, "a depth texture's type is float");
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width(uint lod = 0) const { return __width; }
+    uint get_height(uint lod = 0) const { return __height; }
+    uint get_num_mip_levels() const { return 1; }
+    uint __index(uint2 c, uint face, uint lod) const {
+        return c.x < __width && c.y < __height && face < 6 && lod == 0
+                   ? (face * __height + c.y) * __width + c.x
+                   : __width * __height * __depth;
+    }
+    T read(uint2 coord, uint face, uint lod = 0) const {
+        static_assert(A != access::write, "read() on a texture with access::write");
+        return __texels[__index(coord, face, lod)].x;
+    }
+    T read(ushort2 coord, ushort face, ushort lod = 0) const {
+        return read(uint2(coord), uint(face), uint(lod));
+    }
+    T __sample(sampler s, float3 coord, float lod) const {
+        static_assert(A == access::sample, "sample() needs a texture with access::sample");
+        return __sample_cube<T>(__texels, __width, __format, s, coord, lod).x;
+    }
+    T sample(sampler s, float3 coord) const { return __sample(s, coord, 0.0f); }
+    T sample(sampler s, float3 coord, bias b) const { return __sample(s, coord, b.__value); }
+    T sample(sampler s, float3 coord, level l) const { return __sample(s, coord, l.__lod); }
+    T sample(sampler s, float3 coord, gradientcube g) const {
+        return __sample(s, coord, __cube_gradient_lod(coord, g.__dx, g.__dy, __width));
+    }
+    T __sample_compare(sampler s, float3 coord, float ref, float lod) const {
+        static_assert(A == access::sample,
+                      "sample_compare() needs a texture with access::sample");
+        return __sample_compare_cube(__texels, __width, __format, s, coord, ref, lod);
+    }
+    T sample_compare(sampler s, float3 coord, float compare_value) const {
+        return __sample_compare(s, coord, compare_value, 0.0f);
+    }
+    T sample_compare(sampler s, float3 coord, float compare_value, level l) const {
+        return __sample_compare(s, coord, compare_value, l.__lod);
+    }
+    T sample_compare(sampler s, float3 coord, float compare_value, bias b) const {
+        return __sample_compare(s, coord, compare_value, b.__value);
+    }
+    vec<T, 4> gather(sampler s, float3 coord) const {
+        static_assert(A == access::sample, "gather() needs a texture with access::sample");
+        return __gather_cube<T>(__texels, __width, __format, s, coord, 0);
+    }
+    vec<T, 4> gather_compare(sampler s, float3 coord, float compare_value) const {
+        static_assert(A == access::sample,
+                      "gather_compare() needs a texture with access::sample");
+        return __gather_compare_cube(__texels, __width, __format, s, coord, compare_value);
+    }
+    void fence() const {}
+};
+
+// A cube depth texture array: face f of element a is slice 6a + f (`__depth` is 6 x the
+// array size).
+template <typename T, access A = access::sample>
+struct depthcube_array {
+    static_assert(is_same_v<T, float>, "a depth texture's type is float");
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width(uint lod = 0) const { return __width; }
+    uint get_height(uint lod = 0) const { return __height; }
+    uint get_array_size() const { return __depth / 6; }
+    uint get_num_mip_levels() const { return 1; }
+    uint __index(uint2 c, uint face, uint array, uint lod) const {
+        return c.x < __width && c.y < __height && face < 6 && array < __depth / 6 && lod == 0
+                   ? ((array * 6 + face) * __height + c.y) * __width + c.x
+                   : __width * __height * __depth;
+    }
+    device vec<T, 4>* __faces(uint array) const {
+        return __texels + __sampler_layer(array, __depth / 6) * 6 * (__width * __height);
+    }
+    T read(uint2 coord, uint face, uint array, uint lod = 0) const {
+        static_assert(A != access::write, "read() on a texture with access::write");
+        return __texels[__index(coord, face, array, lod)].x;
+    }
+    T read(ushort2 coord, ushort face, ushort array, ushort lod = 0) const {
+        return read(uint2(coord), uint(face), uint(array), uint(lod));
+    }
+    T __sample(sampler s, float3 coord, uint array, float lod) const {
+        static_assert(A == access::sample, "sample() needs a texture with access::sample");
+        return __sample_cube<T>(__faces(array), __width, __format, s, coord, lod).x;
+    }
+    T sample(sampler s, float3 coord, uint array) const {
+        return __sample(s, coord, array, 0.0f);
+    }
+    T sample(sampler s, float3 coord, uint array, bias b) const {
+        return __sample(s, coord, array, b.__value);
+    }
+    T sample(sampler s, float3 coord, uint array, level l) const {
+        return __sample(s, coord, array, l.__lod);
+    }
+    T sample(sampler s, float3 coord, uint array, gradientcube g) const {
+        return __sample(s, coord, array, __cube_gradient_lod(coord, g.__dx, g.__dy, __width));
+    }
+    T __sample_compare(sampler s, float3 coord, uint array, float ref, float lod) const {
+        static_assert(A == access::sample,
+                      "sample_compare() needs a texture with access::sample");
+        return __sample_compare_cube(__faces(array), __width, __format, s, coord, ref, lod);
+    }
+    T sample_compare(sampler s, float3 coord, uint array, float compare_value) const {
+        return __sample_compare(s, coord, array, compare_value, 0.0f);
+    }
+    T sample_compare(sampler s, float3 coord, uint array, float compare_value, level l) const {
+        return __sample_compare(s, coord, array, compare_value, l.__lod);
+    }
+    T sample_compare(sampler s, float3 coord, uint array, float compare_value, bias b) const {
+        return __sample_compare(s, coord, array, compare_value, b.__value);
+    }
+    vec<T, 4> gather(sampler s, float3 coord, uint array) const {
+        static_assert(A == access::sample, "gather() needs a texture with access::sample");
+        return __gather_cube<T>(__faces(array), __width, __format, s, coord, 0);
+    }
+    vec<T, 4> gather_compare(sampler s, float3 coord, uint array, float compare_value) const {
+        static_assert(A == access::sample,
+                      "gather_compare() needs a texture with access::sample");
+        return __gather_compare_cube(__faces(array), __width, __format, s, coord, compare_value);
+    }
+    void fence() const {}
+};
+
+// Multisample textures (MSL spec 5.10.8, 5.10.13): sample i of array element a is slice
+// a * n + i of the texels, for the n samples the header's format word holds in bits 20 to
+// 23 (`__depth` is n x the array size). They are read-only (the lowering refuses other
+// access): no `write`, `sample` or `gather`.
+template <typename T, access A = access::read>
+struct texture2d_ms {
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width() const { return __width; }
+    uint get_height() const { return __height; }
+    uint get_num_samples() const { return (__format >> 20) & 15u; }
+    uint __index(uint2 c, uint sample) const {
+        return c.x < __width && c.y < __height && sample < __depth
+                   ? (sample * __height + c.y) * __width + c.x
+                   : __width * __height * __depth;
+    }
+    vec<T, 4> read(uint2 coord, uint sample) const { return __texels[__index(coord, sample)]; }
+    vec<T, 4> read(ushort2 coord, ushort sample) const {
+        return read(uint2(coord), uint(sample));
+    }
+};
+
+template <typename T, access A = access::read>
+struct texture2d_ms_array {
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width() const { return __width; }
+    uint get_height() const { return __height; }
+    uint get_num_samples() const { return (__format >> 20) & 15u; }
+    uint get_array_size() const { return __depth / get_num_samples(); }
+    uint __index(uint2 c, uint array, uint sample) const {
+        uint n = get_num_samples();
+        return c.x < __width && c.y < __height && sample < n && array < __depth / n
+                   ? ((array * n + sample) * __height + c.y) * __width + c.x
+                   : __width * __height * __depth;
+    }
+    vec<T, 4> read(uint2 coord, uint array, uint sample) const {
+        return __texels[__index(coord, array, sample)];
+    }
+    vec<T, 4> read(ushort2 coord, ushort array, ushort sample) const {
+        return read(uint2(coord), uint(array), uint(sample));
+    }
+};
+
+template <typename T, access A = access::read>
+struct depth2d_ms {
+    static_assert(is_same_v<T, float>, "a depth texture's type is float");
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width() const { return __width; }
+    uint get_height() const { return __height; }
+    uint get_num_samples() const { return (__format >> 20) & 15u; }
+    uint __index(uint2 c, uint sample) const {
+        return c.x < __width && c.y < __height && sample < __depth
+                   ? (sample * __height + c.y) * __width + c.x
+                   : __width * __height * __depth;
+    }
+    T read(uint2 coord, uint sample) const { return __texels[__index(coord, sample)].x; }
+    T read(ushort2 coord, ushort sample) const { return read(uint2(coord), uint(sample)); }
+};
+
+template <typename T, access A = access::read>
+struct depth2d_ms_array {
+    static_assert(is_same_v<T, float>, "a depth texture's type is float");
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width() const { return __width; }
+    uint get_height() const { return __height; }
+    uint get_num_samples() const { return (__format >> 20) & 15u; }
+    uint get_array_size() const { return __depth / get_num_samples(); }
+    uint __index(uint2 c, uint array, uint sample) const {
+        uint n = get_num_samples();
+        return c.x < __width && c.y < __height && sample < n && array < __depth / n
+                   ? ((array * n + sample) * __height + c.y) * __width + c.x
+                   : __width * __height * __depth;
+    }
+    T read(uint2 coord, uint array, uint sample) const {
+        return __texels[__index(coord, array, sample)].x;
+    }
+    T read(ushort2 coord, ushort array, ushort sample) const {
+        return read(uint2(coord), uint(array), uint(sample));
+    }
+};
+
+// A buffer texture (MSL 2.1): `__width` texels in a row, read and written by index, never
+// sampled.
+template <typename T, access A = access::read>
+struct texture_buffer {
+    device vec<T, 4>* __texels;
+    uint __width;
+    uint __height;
+    uint __depth;
+    uint __format;
+    uint get_width() const { return __width; }
+    uint __index(uint x) const { return x < __width ? x : __width; }
+    vec<T, 4> read(uint coord) const {
+        static_assert(A != access::write, "read() on a texture with access::write");
+        return __texels[__index(coord)];
+    }
+    void write(vec<T, 4> color, uint coord) const {
+        static_assert(A == access::write || A == access::read_write,
+                      "write() needs a texture with access::write or access::read_write");
+        __texels[__index(coord)] = color;
+    }
+    METALSIM_TEXTURE_ATOMICS(__index(coord), uint coord)
+    void fence() const {}
+};
+
+// Whether a texture is null (MSL spec 5.10.15): never, since the launch spec must bind
+// every `[[texture(n)]]` parameter.
+template <typename T, access A> bool is_null_texture(texture1d<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(texture1d_array<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(texture2d<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(texture2d_array<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(texture3d<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(texturecube<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(texturecube_array<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(texture2d_ms<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(texture2d_ms_array<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(texture_buffer<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(depth2d<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(depth2d_array<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(depthcube<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(depthcube_array<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(depth2d_ms<T, A>) { return false; }
+template <typename T, access A> bool is_null_texture(depth2d_ms_array<T, A>) { return false; }
 
 } // namespace metal

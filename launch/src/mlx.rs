@@ -294,7 +294,7 @@ impl MlxSpec {
                         .map_err(|e| at(tname, format!("template `{tname}`: {e}")))?
                         .msl_name(),
                 ),
-                SpecValue::Float(_) => {
+                SpecValue::Float(_) | SpecValue::List(_) => {
                     return Err(at(
                         tname,
                         format!(

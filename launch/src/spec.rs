@@ -89,8 +89,9 @@ pub struct BufferSpec {
     pub output: bool,
 }
 
-/// A value in `[constants]` or `template`: a bool, an integer, a floating-point number, or
-/// (in `template` only) a type name.
+/// A value in `[constants]` or `template`: a bool, an integer, a floating-point number,
+/// (in `template` only) a type name, or (in `[constants]` only, for a vector function
+/// constant) an array of numbers or bools.
 #[derive(Clone, PartialEq, Debug, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum SpecValue {
@@ -102,6 +103,8 @@ pub enum SpecValue {
     Float(f64),
     /// A type name (`"float"`, `"half4"`, a struct's name).
     Type(String),
+    /// The components of a vector (`[0.25, 0.5, 0.25, 0.0]` for a `float4`).
+    List(Vec<SpecValue>),
 }
 
 /// A `[[threadgroup_memory]]` table: the size of a `[[threadgroup(index)]]` binding.
@@ -226,6 +229,34 @@ impl LaunchSpec {
                 origin: spec.origin.clone(),
                 message: format!(
                     "`[constants]`: `{name} = \"{t}\"` is a string; a function constant is a bool or a number"
+                ),
+            });
+        }
+        if let Some((name, _)) = spec.constants.iter().find(|(_, v)| match v {
+            SpecValue::List(items) => {
+                items.is_empty()
+                    || items
+                        .iter()
+                        .any(|i| matches!(i, SpecValue::Type(_) | SpecValue::List(_)))
+            }
+            _ => false,
+        }) {
+            return Err(SpecError::Launch {
+                origin: spec.origin.clone(),
+                message: format!(
+                    "`[constants]`: `{name}` is an array; a vector function constant's array holds its components, bools or numbers"
+                ),
+            });
+        }
+        if let Some((name, _)) = spec
+            .template
+            .iter()
+            .find(|(_, v)| matches!(v, SpecValue::List(_)))
+        {
+            return Err(SpecError::Launch {
+                origin: spec.origin.clone(),
+                message: format!(
+                    "`template`: `{name}` is an array; a template argument is a type name, a bool or a number"
                 ),
             });
         }
@@ -433,6 +464,31 @@ bytes = 1024
             err.contains("a function constant is a bool or a number"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn vector_function_constants_are_arrays_of_their_components() {
+        let head = "kernel = \"k\"\nthreads = [1]\nthreadgroup = [1]\n";
+        let spec = parse(&format!(
+            "{head}[constants]\nweights = [0.25, 0.5, 1, -2]\nmask = [true, false]\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            spec.constants["weights"],
+            SpecValue::List(vec![
+                SpecValue::Float(0.25),
+                SpecValue::Float(0.5),
+                SpecValue::Int(1),
+                SpecValue::Int(-2)
+            ])
+        );
+        assert_eq!(parse(&spec.to_toml()).unwrap(), spec);
+        for bad in ["w = []", "w = [\"a\", 1]", "w = [[1, 2], [3, 4]]"] {
+            let err = parse(&format!("{head}[constants]\n{bad}\n")).unwrap_err();
+            assert!(err.contains("`w` is an array"), "{bad}: {err}");
+        }
+        let err = parse(&format!("{head}template = {{ N = [1, 2] }}\n")).unwrap_err();
+        assert!(err.contains("`N` is an array"), "{err}");
     }
 
     #[test]

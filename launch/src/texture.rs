@@ -44,9 +44,14 @@ pub struct TextureSpec {
     /// Depth in texels (3D textures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub depth: Option<u32>,
-    /// The number of slices of a texture array (`texture1d_array`, `texture2d_array`).
+    /// The number of elements of a texture array (`texture2d_array`, `texturecube_array`,
+    /// `texture2d_ms_array`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array_length: Option<u32>,
+    /// The number of samples of a multisample texture (`texture2d_ms`, `depth2d_ms`...):
+    /// 1, 2, 4 or 8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_count: Option<u32>,
     /// The initial channel values in the format's storage type (`uchar` for `rgba8unorm`,
     /// `half` for `rgba16float`...); `None` means zeros. An `.npy` file has shape
     /// `(width, C)`, `(height, width, C)` or `(depth, height, width, C)` for `C` channels
@@ -186,26 +191,56 @@ mod format_serde {
     }
 }
 
-/// What the kernel declares: `texture2d<float, access::read>` gives 2 and `f32`. A
-/// texture array is stored as a texture of one more dimension, one slice per element:
-/// `texture2d_array<half>` gives 3 and `f16`.
-pub(crate) fn texture_type(param: &KernelParam) -> Option<(usize, Type)> {
-    let name = &param.type_name;
-    let rest = name
-        .strip_prefix("texture")
-        .or_else(|| name.strip_prefix("depth").filter(|r| r.starts_with("2d<")))?;
-    let dims = match rest.get(..2)? {
-        "1d" => 1,
-        "2d" => 2,
-        "3d" => 3,
+/// How many slices of a layered texture's buffer one array element takes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Slices {
+    /// One (texture arrays), or not layered.
+    One,
+    /// The six faces of a cube.
+    Faces,
+    /// The spec's `sample_count` samples of a multisample texture.
+    Samples,
+}
+
+/// What a texture parameter's type asks of its buffer.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct TextureKind {
+    /// Axes of the buffer: 1 for `texture1d` and `texture_buffer`, 2 for `texture2d`,
+    /// `depth2d` and `texture1d_array`, 3 for `texture3d` and every other array, cube or
+    /// multisample texture (their slices are the outermost axis).
+    pub(crate) dims: usize,
+    /// A texture array: the spec gives its `array_length`.
+    pub(crate) array: bool,
+    /// Slices per array element.
+    pub(crate) slices: Slices,
+    /// The element type `T`.
+    pub(crate) elem: Type,
+}
+
+impl TextureKind {
+    /// Whether the last axis holds slices (array elements, cube faces or samples).
+    fn layered(self) -> bool {
+        self.array || self.slices != Slices::One
+    }
+}
+
+/// What the kernel declares: `texture2d<float, access::read>` gives 2 axes of `f32`;
+/// `texturecube_array<half>` gives 3 axes of `f16`, six slices per array element.
+pub(crate) fn texture_type(param: &KernelParam) -> Option<TextureKind> {
+    let (template, rest) = param.type_name.split_once('<')?;
+    let (dims, array, slices) = match template {
+        "texture1d" | "texture_buffer" => (1, false, Slices::One),
+        "texture1d_array" => (2, true, Slices::One),
+        "texture2d" | "depth2d" => (2, false, Slices::One),
+        "texture2d_array" | "depth2d_array" => (3, true, Slices::One),
+        "texture3d" => (3, false, Slices::One),
+        "texturecube" | "depthcube" => (3, false, Slices::Faces),
+        "texturecube_array" | "depthcube_array" => (3, true, Slices::Faces),
+        "texture2d_ms" | "depth2d_ms" => (3, false, Slices::Samples),
+        "texture2d_ms_array" | "depth2d_ms_array" => (3, true, Slices::Samples),
         _ => return None,
     };
-    let (dims, rest) = match rest[2..].strip_prefix("_array") {
-        Some(rest) if dims < 3 => (dims + 1, rest),
-        _ => (dims, &rest[2..]),
-    };
-    let elem = rest.strip_prefix('<')?.split(',').next()?.trim();
-    let ty = match elem {
+    let elem = match rest.split([',', '>']).next()?.trim() {
         "float" => Type::F32,
         "half" => Type::F16,
         "int" => Type::I32,
@@ -214,15 +249,26 @@ pub(crate) fn texture_type(param: &KernelParam) -> Option<(usize, Type)> {
         "ushort" => Type::U16,
         _ => return None,
     };
-    Some((dims, ty))
+    Some(TextureKind {
+        dims,
+        array,
+        slices,
+        elem,
+    })
 }
+
+/// The sample counts a multisample texture may have (`MTLTextureDescriptor.sampleCount`
+/// on Apple GPUs).
+const SAMPLE_COUNTS: [u32; 4] = [1, 2, 4, 8];
 
 /// A texture checked against its parameter, not yet read or converted.
 pub(crate) struct PlannedTexture<'a> {
     pub(crate) spec: &'a TextureSpec,
     dims: usize,
     elem: Type,
-    /// Width, height, depth.
+    /// Samples per texel of a multisample texture, else 1.
+    samples: u32,
+    /// Width, height, depth (slices, for a layered texture).
     size: [u32; 3],
     /// The `.npy` file, already opened far enough to know its shape.
     npy: Option<std::path::PathBuf>,
@@ -243,18 +289,19 @@ pub(crate) fn plan<'a>(
     param: &KernelParam,
     base_dir: &Path,
 ) -> Result<PlannedTexture<'a>, String> {
-    let Some((dims, elem)) = texture_type(param) else {
+    let Some(kind) = texture_type(param) else {
         return Err(format!(
             "kernel parameter `{}` is `{}`, which the launch spec cannot bind",
             param.name, param.type_name
         ));
     };
+    let (dims, elem) = (kind.dims, kind.elem);
     let format = spec.format;
     if param.type_name.starts_with("depth") != format.name.starts_with("depth") {
         return Err(format!(
             "`format = \"{}\"` cannot be bound to kernel parameter `{} {}`: depth textures \
-             (depth2d) take a depth format (depth32float, depth16unorm), other textures a \
-             colour format",
+             (depth2d, depthcube...) take a depth format (depth32float, depth16unorm), other \
+             textures a colour format",
             format.name, param.type_name, param.name
         ));
     }
@@ -267,32 +314,55 @@ pub(crate) fn plan<'a>(
             format.name, param.type_name, param.name
         ));
     }
-    // An array's slices are its last axis, sized by `array_length`.
-    let array = param.type_name.contains("_array<");
+    let samples = sample_count(spec, param, kind)?;
+    // Slices of the last axis per array element.
+    let group = match kind.slices {
+        Slices::One => 1,
+        Slices::Faces => 6,
+        Slices::Samples => samples,
+    };
+    // A layered texture's slices are its last axis, sized by `array_length` (and the
+    // faces or samples of each element).
     let mut keys = ["width", "height", "depth"];
     let mut given = [spec.width, spec.height, spec.depth];
-    if array {
+    if kind.layered() {
         if let Some(g) = given[dims - 1] {
             return Err(format!(
-                "`{} = {g}` is given but kernel parameter `{}` is a texture array (`{}`): \
-                 give the number of slices as `array_length`",
+                "`{} = {g}` is given but kernel parameter `{}` is `{}`, whose slices are its \
+                 {}: give {}",
                 keys[dims - 1],
                 param.name,
-                param.type_name
+                param.type_name,
+                match kind.slices {
+                    Slices::One => "array elements",
+                    Slices::Faces => "cube faces",
+                    Slices::Samples => "samples",
+                },
+                if kind.array {
+                    "the number of elements as `array_length`"
+                } else {
+                    "no size for them"
+                }
             ));
         }
         keys[dims - 1] = "array_length";
-        given[dims - 1] = spec.array_length;
-    } else if spec.array_length.is_some() {
+        given[dims - 1] = if kind.array {
+            spec.array_length
+        } else {
+            Some(1)
+        };
+    }
+    if !kind.array && spec.array_length.is_some() {
         return Err(format!(
             "`array_length` is given but kernel parameter `{}` is not a texture array (`{}`)",
             param.name, param.type_name
         ));
     }
+    let spatial_dims = if kind.layered() { dims - 1 } else { dims };
     for (k, g) in keys.iter().zip(given).skip(dims) {
         if g.is_some_and(|v| v != 1) {
             return Err(format!(
-                "`{k}` is given but kernel parameter `{}` is a {dims}D texture (`{}`)",
+                "`{k}` is given but kernel parameter `{}` is a {spatial_dims}D texture (`{}`)",
                 param.name, param.type_name
             ));
         }
@@ -302,6 +372,7 @@ pub(crate) fn plan<'a>(
             "`{k} = 0`: a texture has at least one texel each way"
         ));
     }
+    let cube = kind.slices == Slices::Faces;
     let mut size = [1u32; 3];
     let mut npy = None;
     match &spec.init {
@@ -324,12 +395,16 @@ pub(crate) fn plan<'a>(
                 Some((&last, rest)) if shape.len() == dims + 1 && last == c => rest.to_vec(),
                 _ if shape.len() == dims && c == 1 => shape.clone(),
                 _ => {
+                    let mut axes = keys[..dims].to_vec();
+                    if kind.layered() {
+                        axes[dims - 1] = slices_axis(kind);
+                    }
                     return Err(format!(
-                        "{key}: shape {shape:?} does not fit a {dims}D `{}` texture: expected \
+                        "{key}: shape {shape:?} does not fit a `{}` texture of `{}`: expected \
                          ({}{c}) — outermost axis first, channels last",
+                        param.type_name,
                         format.name,
-                        keys[..dims]
-                            .iter()
+                        axes.iter()
                             .rev()
                             .map(|k| format!("{k}, "))
                             .collect::<String>()
@@ -341,11 +416,33 @@ pub(crate) fn plan<'a>(
                     .ok()
                     .filter(|&s| s > 0)
                     .ok_or_else(|| format!("{key}: {} {s} is out of range", keys[i]))?;
-                if let Some(g) = given[i].filter(|&g| g != size[i]) {
-                    return Err(format!(
-                        "`{} = {g}` but {key} has {} {}",
-                        keys[i], keys[i], size[i]
-                    ));
+            }
+            if kind.layered() && size[dims - 1] % group != 0 {
+                return Err(format!(
+                    "{key}: {} slices are not a whole number of {}",
+                    size[dims - 1],
+                    slices_axis(kind)
+                ));
+            }
+            for i in 0..dims {
+                let n = if kind.layered() && i == dims - 1 {
+                    size[i] / group
+                } else {
+                    size[i]
+                };
+                match given[i].filter(|&g| g != n) {
+                    Some(_) if kind.layered() && !kind.array && i == dims - 1 => {
+                        return Err(format!(
+                            "{key} has {} slices but `{}` has {group} ({})",
+                            size[i],
+                            param.type_name,
+                            slices_axis(kind)
+                        ));
+                    }
+                    Some(g) => {
+                        return Err(format!("`{} = {g}` but {key} has {} {n}", keys[i], keys[i]));
+                    }
+                    None => {}
                 }
             }
             npy = Some(path);
@@ -356,16 +453,65 @@ pub(crate) fn plan<'a>(
                     "`width` is missing; it may be left out only when `init` is `npy`".into(),
                 );
             };
-            size = [w, given[1].unwrap_or(1), given[2].unwrap_or(1)];
+            size = [
+                w,
+                given[1].unwrap_or(if cube { w } else { 1 }),
+                given[2].unwrap_or(1),
+            ];
+            if kind.layered() {
+                size[dims - 1] = size[dims - 1]
+                    .checked_mul(group)
+                    .ok_or_else(|| format!("`array_length = {}` is too large", size[dims - 1]))?;
+            }
         }
+    }
+    if cube && size[0] != size[1] {
+        return Err(format!(
+            "kernel parameter `{}` is a cube texture (`{}`), whose faces are square, but \
+             its width is {} and its height {}",
+            param.name, param.type_name, size[0], size[1]
+        ));
     }
     Ok(PlannedTexture {
         spec,
         dims,
         elem,
+        samples,
         size,
         npy,
     })
+}
+
+/// The `.npy` name of a layered texture's outermost axis.
+fn slices_axis(kind: TextureKind) -> &'static str {
+    match (kind.slices, kind.array) {
+        (Slices::One, _) => "array_length",
+        (Slices::Faces, false) => "6 faces",
+        (Slices::Faces, true) => "array_length x 6 faces",
+        (Slices::Samples, false) => "sample_count",
+        (Slices::Samples, true) => "array_length x sample_count",
+    }
+}
+
+/// The spec's `sample_count`: required by a multisample texture, refused by others.
+fn sample_count(spec: &TextureSpec, param: &KernelParam, kind: TextureKind) -> Result<u32, String> {
+    match (kind.slices, spec.sample_count) {
+        (Slices::Samples, Some(n)) if SAMPLE_COUNTS.contains(&n) => Ok(n),
+        (Slices::Samples, Some(n)) => Err(format!(
+            "`sample_count = {n}`: a multisample texture has {} samples",
+            SAMPLE_COUNTS.map(|c| c.to_string()).join(", ")
+        )),
+        (Slices::Samples, None) => Err(format!(
+            "`sample_count` is missing: kernel parameter `{}` is a multisample texture (`{}`)",
+            param.name, param.type_name
+        )),
+        (_, Some(_)) => Err(format!(
+            "`sample_count` is given but kernel parameter `{}` is not a multisample texture \
+             (`{}`)",
+            param.name, param.type_name
+        )),
+        (_, None) => Ok(1),
+    }
 }
 
 /// Reads or generates a planned texture's channels and converts them to its buffer.
@@ -403,9 +549,12 @@ pub(crate) fn materialize(plan: PlannedTexture<'_>) -> Result<BufferBinding, Str
     let texel_bytes = 4 * plan.elem.bytes() as usize;
     let mut bytes = allocate(HEADER_BYTES + texels as usize * texel_bytes)?;
     // The channel count tells `sample` whether the format has alpha (clamp_to_zero).
+    // A multisample texture's sample count tells `get_num_samples` and `read` how its
+    // slices group.
     let code = format.code()
         | (elem_code(plan.elem) << 8)
         | ((plan.dims as u32) << 16)
+        | (plan.samples << 20)
         | ((format.channels as u32) << 24);
     for word in [plan.size[0], plan.size[1], plan.size[2], code] {
         bytes.extend_from_slice(&word.to_le_bytes());
@@ -545,7 +694,7 @@ pub(crate) fn stored_channels(bytes: &[u8]) -> Result<(Vec<u64>, Type, Vec<u8>),
             write_channel(format.channel, *v, &mut out);
         }
     }
-    let dims = ((code >> 16 & 0xff) as usize).clamp(1, 3);
+    let dims = ((code >> 16 & 0xf) as usize).clamp(1, 3);
     let mut shape: Vec<u64> = [d, h, w][3 - dims..].iter().map(|&s| s as u64).collect();
     shape.push(format.channels as u64);
     Ok((shape, storage, out))
@@ -668,20 +817,128 @@ mod tests {
             atomic: false,
             is_struct: false,
         };
-        assert_eq!(texture_type(&p), Some((2, Type::F16)));
-        p.type_name = "texture3d<ushort, access::read>".into();
-        assert_eq!(texture_type(&p), Some((3, Type::U16)));
-        p.type_name = "texture1d_array<int, access::read>".into();
-        assert_eq!(texture_type(&p), Some((2, Type::I32)));
-        p.type_name = "texture2d_array<float, access::sample>".into();
-        assert_eq!(texture_type(&p), Some((3, Type::F32)));
-        p.type_name = "texture3d_array<float, access::sample>".into();
-        assert_eq!(texture_type(&p), None);
-        p.type_name = "depth2d<float, access::sample>".into();
-        assert_eq!(texture_type(&p), Some((2, Type::F32)));
-        p.type_name = "depth3d<float, access::sample>".into();
-        assert_eq!(texture_type(&p), None);
+        let kind = |dims, array, slices, elem| {
+            Some(TextureKind {
+                dims,
+                array,
+                slices,
+                elem,
+            })
+        };
+        let cases = [
+            (
+                "texture2d<half, access::read_write>",
+                kind(2, false, Slices::One, Type::F16),
+            ),
+            (
+                "texture3d<ushort, access::read>",
+                kind(3, false, Slices::One, Type::U16),
+            ),
+            (
+                "texture1d_array<int, access::read>",
+                kind(2, true, Slices::One, Type::I32),
+            ),
+            (
+                "texture2d_array<float, access::sample>",
+                kind(3, true, Slices::One, Type::F32),
+            ),
+            ("texture3d_array<float, access::sample>", None),
+            (
+                "depth2d<float, access::sample>",
+                kind(2, false, Slices::One, Type::F32),
+            ),
+            ("depth3d<float, access::sample>", None),
+            (
+                "texturecube<half, access::sample>",
+                kind(3, false, Slices::Faces, Type::F16),
+            ),
+            (
+                "depthcube_array<float, access::sample>",
+                kind(3, true, Slices::Faces, Type::F32),
+            ),
+            (
+                "texture2d_ms<uint, access::read>",
+                kind(3, false, Slices::Samples, Type::U32),
+            ),
+            (
+                "depth2d_ms_array<float, access::read>",
+                kind(3, true, Slices::Samples, Type::F32),
+            ),
+            (
+                "texture_buffer<short, access::write>",
+                kind(1, false, Slices::One, Type::I16),
+            ),
+        ];
+        for (name, want) in cases {
+            p.type_name = name.into();
+            assert_eq!(texture_type(&p), want, "{name}");
+        }
         p.type_name = "float".into();
         assert_eq!(texture_type(&p), None);
+    }
+
+    /// Plans `keys` (a `[[texture]]` table's size keys) against a parameter of `type_name`
+    /// and gives the buffer's size and sample count, or the message.
+    fn planned(type_name: &str, format: &str, keys: &str) -> Result<([u32; 3], u32), String> {
+        let spec: TextureSpec = toml::from_str(&format!(
+            "index = 0\nname = \"t\"\nformat = \"{format}\"\n{keys}"
+        ))
+        .map_err(|e| e.to_string())?;
+        let p = KernelParam {
+            kind: metalsim_isa::ParamKind::Buffer,
+            index: KernelParam::TEXTURE_BUFFER_BASE,
+            name: "t".into(),
+            space: metalsim_isa::Space::Device,
+            type_name: type_name.into(),
+            elem_size: 16,
+            elem_align: 16,
+            readonly: true,
+            is_ref: false,
+            atomic: false,
+            is_struct: false,
+        };
+        plan(&spec, &p, Path::new(".")).map(|t| (t.size, t.samples))
+    }
+
+    #[test]
+    fn cubes_and_multisample_textures_are_slices_of_a_3d_buffer() {
+        let cube = "texturecube_array<float, access::sample>";
+        assert_eq!(
+            planned(cube, "rgba8unorm", "width = 4\narray_length = 3"),
+            Ok(([4, 4, 18], 1))
+        );
+        assert_eq!(
+            planned("depthcube<float>", "depth32float", "width = 2"),
+            Ok(([2, 2, 6], 1))
+        );
+        let ms = "texture2d_ms_array<float, access::read>";
+        assert_eq!(
+            planned(
+                ms,
+                "rgba16float",
+                "width = 5\nheight = 3\nsample_count = 4\narray_length = 2"
+            ),
+            Ok(([5, 3, 8], 4))
+        );
+        assert_eq!(
+            planned("texture_buffer<uint>", "r32uint", "width = 9"),
+            Ok(([9, 1, 1], 1))
+        );
+        let err = |t, f, k| planned(t, f, k).unwrap_err();
+        assert!(err(cube, "rgba8unorm", "width = 4\nheight = 5").contains("faces are square"));
+        assert!(err(cube, "rgba8unorm", "width = 4\ndepth = 6").contains("cube faces"));
+        assert!(
+            err(ms, "rgba8unorm", "width = 4\nheight = 4").contains("`sample_count` is missing")
+        );
+        assert!(err(ms, "rgba8unorm", "width = 4\nsample_count = 3").contains("1, 2, 4, 8"));
+        assert!(
+            err(
+                "texture2d<float>",
+                "rgba8unorm",
+                "width = 4\nsample_count = 2"
+            )
+            .contains("not a multisample texture")
+        );
+        assert!(err("depthcube<float>", "rgba8unorm", "width = 4").contains("take a depth format"));
     }
 }

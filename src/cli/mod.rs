@@ -141,26 +141,33 @@ pub fn load_module(path: &Path, args: &CompileArgs) -> Result<(Module, SourceMap
     load_module_specialized(path, args, Specialization::default())
 }
 
-/// The function constant values and template arguments a launch spec gives.
-pub fn specialization(spec: &metalsim_launch::LaunchSpec) -> Specialization {
-    let value = |v: &metalsim_launch::SpecValue| match v {
+/// A launch spec's value as the frontend takes it.
+fn spec_value(v: &metalsim_launch::SpecValue) -> SpecValue {
+    match v {
         metalsim_launch::SpecValue::Bool(b) => SpecValue::Bool(*b),
         metalsim_launch::SpecValue::Int(i) => SpecValue::Int(*i),
         metalsim_launch::SpecValue::Float(f) => SpecValue::Float(*f),
         metalsim_launch::SpecValue::Type(t) => SpecValue::Type(t.clone()),
-    };
+        metalsim_launch::SpecValue::List(items) => {
+            SpecValue::List(items.iter().map(spec_value).collect())
+        }
+    }
+}
+
+/// The function constant values and template arguments a launch spec gives.
+pub fn specialization(spec: &metalsim_launch::LaunchSpec) -> Specialization {
     Specialization {
         function_constants: Some(
             spec.constants
                 .iter()
-                .map(|(k, v)| (k.clone(), value(v)))
+                .map(|(k, v)| (k.clone(), spec_value(v)))
                 .collect(),
         ),
         kernel_template: Some((
             spec.kernel.clone(),
             spec.template
                 .iter()
-                .map(|(k, v)| (k.clone(), value(v)))
+                .map(|(k, v)| (k.clone(), spec_value(v)))
                 .collect(),
         )),
     }

@@ -77,12 +77,15 @@ pub fn f32s(b: &[u8]) -> Vec<f32> {
 pub fn specialization(spec: &LaunchSpec) -> metalsim_frontend::Specialization {
     use metalsim_frontend::SpecValue as F;
     use metalsim_launch::SpecValue as L;
-    let value = |v: &L| match v {
-        L::Bool(b) => F::Bool(*b),
-        L::Int(i) => F::Int(*i),
-        L::Float(f) => F::Float(*f),
-        L::Type(t) => F::Type(t.clone()),
-    };
+    fn value(v: &L) -> F {
+        match v {
+            L::Bool(b) => F::Bool(*b),
+            L::Int(i) => F::Int(*i),
+            L::Float(f) => F::Float(*f),
+            L::Type(t) => F::Type(t.clone()),
+            L::List(items) => F::List(items.iter().map(value).collect()),
+        }
+    }
     metalsim_frontend::Specialization {
         function_constants: Some(
             spec.constants

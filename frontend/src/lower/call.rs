@@ -1645,6 +1645,10 @@ impl<'a> FnLowerer<'_, 'a> {
                 self.at(span);
                 Some(self.const_val(crate::lower::consteval::Const::bool(value.is_some())))
             }
+            Resolved::Global(crate::lower::GlobalValue::SpecVector { value, .. }) => {
+                self.at(span);
+                Some(self.const_val(crate::lower::consteval::Const::bool(value.is_some())))
+            }
             _ => {
                 self.error(
                     format!("`{}` is not a function constant", p.to_text()),

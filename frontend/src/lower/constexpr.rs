@@ -312,6 +312,10 @@ impl<'a> FnLowerer<'_, 'a> {
                     self.touched_spec = true;
                     Some(Const::bool(value.is_some()))
                 }
+                Resolved::Global(GlobalValue::SpecVector { value, .. }) => {
+                    self.touched_spec = true;
+                    Some(Const::bool(value.is_some()))
+                }
                 _ => None,
             };
         }
@@ -671,14 +675,6 @@ impl<'a> FnLowerer<'_, 'a> {
             }
         };
         let d = self.resolve_type(&v.ty)?;
-        let Ty::Scalar(ty) = d.ty else {
-            let t = self.show(&d.ty);
-            self.error(
-                format!("function constants of type `{t}` are not supported yet (scalars are)"),
-                v.ty.span,
-            );
-            return None;
-        };
         let name = v.name.name.clone();
         let index_text = index.as_i128().to_string();
         let given = self.g.options.function_constants.as_ref().and_then(|list| {
@@ -686,6 +682,20 @@ impl<'a> FnLowerer<'_, 'a> {
                 .find(|(k, _)| *k == name || *k == index_text)
                 .map(|(_, val)| val.clone())
         });
+        let ty = match d.ty {
+            Ty::Scalar(s) => s,
+            Ty::Vector { elem, len, .. } => {
+                return self.vector_function_constant(v, name, d.ty.clone(), elem, len, given);
+            }
+            _ => {
+                let t = self.show(&d.ty);
+                self.error(
+                    format!("function constants of type `{t}` are not supported yet (scalars and vectors are)"),
+                    v.ty.span,
+                );
+                return None;
+            }
+        };
         let value = match given {
             Some(val) => match self.spec_value(&val, ty) {
                 Some(c) => Some(c),

@@ -478,6 +478,28 @@ impl FnLowerer<'_, '_> {
                 self.at(span);
                 Some(Operand::Value(self.const_val(c)))
             }
+            Resolved::Global(GlobalValue::SpecVector { name, value, ty }) => {
+                let components = match value {
+                    Some(cs) => cs,
+                    None => {
+                        if self.g.options.function_constants.is_some() {
+                            self.error(
+                                format!("function constant `{name}` has no value: set it in the launch spec's [constants] table"),
+                                span,
+                            );
+                            return None;
+                        }
+                        // `check` without a spec: any value type-checks the same.
+                        let Ty::Vector { elem, len, .. } = ty else {
+                            return None;
+                        };
+                        vec![Const::int(elem, 0).cast(elem); len as usize]
+                    }
+                };
+                self.at(span);
+                let parts = components.into_iter().map(|c| self.constant(c)).collect();
+                Some(Operand::Value(Val { ty, parts }))
+            }
             Resolved::Global(_) => None,
             Resolved::Field(id, i) => {
                 let Some(this) = self.implicit_this() else {

@@ -18,7 +18,7 @@ use crate::lower::names::{DeclId, DeclKind, Env, Hit, NsId};
 use crate::lower::resolve::Resolved;
 use crate::lower::templates::{TArg, param_name};
 use crate::lower::types::{Scalar, Ty};
-use crate::lower::{Binding, FnLowerer, Globals, KernelSource, Operand, Place, Val};
+use crate::lower::{Binding, FnLowerer, GlobalValue, Globals, KernelSource, Operand, Place, Val};
 use crate::source::Span;
 
 /// A kernel to lower: its definition, the scope it is lowered in (template parameters
@@ -354,7 +354,7 @@ fn spec_template_job<'a>(
 }
 
 /// Lowers one kernel to an ISA function; `None` after reporting errors.
-fn lower_kernel(g: &mut Globals<'_>, job: KernelJob<'_>) -> Option<Function> {
+fn lower_kernel<'a>(g: &mut Globals<'a>, job: KernelJob<'a>) -> Option<Function> {
     let def = job.def;
     let errors_before = g.diags.iter().filter(|d| d.is_error()).count();
     let body = def.body.as_ref()?;
@@ -819,5 +819,102 @@ impl<'a> FnLowerer<'_, 'a> {
             parts,
         };
         self.bind_value(name, v, d.is_const);
+    }
+
+    /// A function constant of vector type: its components from the specialization's array.
+    pub fn vector_function_constant(
+        &mut self,
+        v: &ast::VarDecl,
+        name: String,
+        ty: Ty,
+        elem: Scalar,
+        len: u8,
+        given: Option<SpecValue>,
+    ) -> Option<GlobalValue> {
+        let value = match given {
+            None => None,
+            Some(SpecValue::List(items)) if items.len() == len as usize => {
+                let mut cs = Vec::with_capacity(items.len());
+                for item in &items {
+                    match self.spec_value(item, elem) {
+                        Some(c) => cs.push(c),
+                        None => {
+                            self.error(
+                                format!("the components given for function constant `{name}` must be numbers or bools"),
+                                v.span,
+                            );
+                            return None;
+                        }
+                    }
+                }
+                Some(cs)
+            }
+            Some(_) => {
+                let t = self.show(&ty);
+                self.error(
+                    format!("function constant `{name}` is a `{t}`: give its {len} components as an array in the launch spec (`{name} = [...]`)"),
+                    v.span,
+                );
+                return None;
+            }
+        };
+        Some(GlobalValue::SpecVector { name, value, ty })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{CompileOptions, SourceMap, SpecValue, Specialization};
+
+    /// Compiles `src` with these function constant values; the rendered diagnostics on
+    /// failure.
+    fn check(src: &str, constants: &[(&str, SpecValue)]) -> Result<(), String> {
+        let mut sources = SourceMap::new();
+        let id = sources.add("t.metal", None, src);
+        let options = CompileOptions {
+            specialization: Specialization {
+                function_constants: Some(
+                    constants
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), v.clone()))
+                        .collect(),
+                ),
+                kernel_template: None,
+            },
+            ..Default::default()
+        };
+        let (m, diags) = crate::compile(&mut sources, id, &options);
+        match m {
+            Some(_) if !crate::has_errors(&diags) => Ok(()),
+            _ => Err(crate::render_short(&diags, &sources)),
+        }
+    }
+
+    #[test]
+    fn vector_function_constants_take_their_components_from_an_array() {
+        let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+                   constant float3 w [[function_constant(0)]];\n\
+                   kernel void k(device float* out [[buffer(0)]]) { out[0] = dot(w, float3(1)); }\n";
+        let nums = |xs: &[f64]| SpecValue::List(xs.iter().map(|x| SpecValue::Float(*x)).collect());
+        check(src, &[("w", nums(&[1.0, 2.0, 3.0]))]).unwrap();
+        check(src, &[("0", nums(&[1.0, 2.0, 3.0]))]).unwrap();
+        for bad in [nums(&[1.0, 2.0]), SpecValue::Float(1.0)] {
+            let err = check(src, &[("w", bad)]).unwrap_err();
+            assert!(
+                err.contains("function constant `w` is a `float3`: give its 3 components"),
+                "{err}"
+            );
+        }
+        let err = check(
+            src,
+            &[(
+                "w",
+                SpecValue::List(vec![SpecValue::Type("float".into()); 3]),
+            )],
+        )
+        .unwrap_err();
+        assert!(err.contains("must be numbers or bools"), "{err}");
+        let err = check(src, &[]).unwrap_err();
+        assert!(err.contains("function constant `w` has no value"), "{err}");
     }
 }

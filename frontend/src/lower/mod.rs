@@ -129,6 +129,13 @@ pub(crate) enum GlobalValue {
         value: Option<Const>,
         ty: Scalar,
     },
+    /// A function constant of vector type (`constant float4 w [[function_constant(0)]]`):
+    /// its components, `None` when no value was given.
+    SpecVector {
+        name: String,
+        value: Option<Vec<Const>>,
+        ty: Ty,
+    },
     /// A `constexpr` struct built by a constructor (`constexpr sampler s(filter::linear);`):
     /// its initializer, lowered where the variable is used, in the scope it was declared in
     /// (the optimizer folds it to constants).
@@ -213,6 +220,10 @@ pub(crate) struct Globals<'a> {
     pub lowered: HashSet<DeclId>,
     /// Names whose address is taken somewhere (those variables live in memory).
     pub addr_taken: HashSet<String>,
+    /// The namespace of each class and scoped enum declared in a function, by the
+    /// declaration (its address in the AST) and the instantiation of the scope it is
+    /// declared in (see `FnLowerer::local_decl`).
+    pub local_namespaces: HashMap<(usize, Vec<TArg>), NsId>,
     /// How deeply instantiations and constant evaluations nest right now.
     pub depth: u32,
     /// Steps left to the current constant evaluation.
@@ -253,6 +264,7 @@ impl<'a> Globals<'a> {
             plain_globals: Vec::new(),
             lowered: HashSet::new(),
             addr_taken: HashSet::new(),
+            local_namespaces: HashMap::new(),
             depth: 0,
             const_steps: 0,
             limit_hit: false,
@@ -412,10 +424,12 @@ pub(crate) enum Binding {
     /// A local type alias (`using T = float;` in a function).
     Type(Ty),
     /// A scoped enum declared in a function (`enum class Mode { a, b };`): its type (the
-    /// underlying integer) and its enumerators, named `Mode::a`.
+    /// underlying integer) and its enumerators, named `Mode::a`; `decl` declares it for the
+    /// classes declared after it in the function.
     ScopedEnum {
         ty: Ty,
         values: Vec<(String, Const)>,
+        decl: DeclId,
     },
     /// A function parameter pack (`Ts... xs`): one binding per element.
     Pack(Vec<Binding>),
@@ -616,7 +630,7 @@ impl<'g, 'a> FnLowerer<'g, 'a> {
             SpecValue::Bool(b) => Const::bool(*b).cast(ty),
             SpecValue::Int(i) => Const::int(Scalar::Long, *i as i128).cast(ty),
             SpecValue::Float(f) => Const::float(Scalar::Float, *f).cast(ty),
-            SpecValue::Type(_) => return None,
+            SpecValue::Type(_) | SpecValue::List(_) => return None,
         })
     }
 }

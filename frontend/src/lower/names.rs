@@ -224,6 +224,15 @@ impl<'a> Globals<'a> {
         id
     }
 
+    /// A new namespace for a type declared in a function: unnamed, and looked up from
+    /// inside before `parent` (the function's scope).
+    pub fn add_local_namespace(&mut self, parent: Env) -> NsId {
+        let id = NsId(self.namespaces.len() as u32);
+        self.namespaces.push(Namespace::default());
+        self.ns_envs.push(Env::ns(id, Some(parent)));
+        id
+    }
+
     /// Adds a declaration and returns its id.
     pub fn add_decl(&mut self, decl: Decl<'a>) -> DeclId {
         let id = DeclId(self.decls.len() as u32);

@@ -7,6 +7,7 @@ use crate::ast::{self, PathSegment, TemplateArg, TypeExpr, TypeKind};
 use crate::lower::consteval::{self, Const};
 use crate::lower::names::{DeclId, DeclKind, Env, Hit, NsId};
 use crate::lower::templates::{MAX_INSTANTIATION_DEPTH, TArg};
+use crate::lower::texture::{is_unsupported_texture as is_texture, texture_refusal};
 use crate::lower::types::{Scalar, StructId, Ty, builtin_type};
 use crate::lower::{Binding, DeclType, FnLowerer, GlobalValue, Operand};
 use crate::source::Span;
@@ -61,24 +62,6 @@ fn is_builtin_template(name: &str) -> bool {
     matches!(
         name,
         "vec" | "array" | "atomic" | "simdgroup_matrix" | "packed_vec"
-    )
-}
-
-/// Whether a name is a texture type that is not supported in this version
-/// (`texture1d`, `texture2d`, `texture3d`, the 1D and 2D arrays and `depth2d` are, in the
-/// prelude).
-fn is_texture(name: &str) -> bool {
-    let supported = matches!(
-        name,
-        "texture1d" | "texture1d_array" | "texture2d" | "texture2d_array" | "texture3d" | "depth2d"
-    );
-    !supported && (name.starts_with("texture") || name.starts_with("depth"))
-}
-
-/// The message refusing an unsupported texture type.
-fn texture_refusal(name: &str) -> String {
-    format!(
-        "textures of type `{name}` are not supported yet (texture1d, texture1d_array, texture2d, texture2d_array, texture3d and depth2d are)"
     )
 }
 
@@ -209,7 +192,10 @@ impl FnLowerer<'_, '_> {
             Resolved::Type(t) => Some(t),
             Resolved::Enum(id) => Some(self.enum_type(id)),
             Resolved::Local(Binding::Type(t)) => Some(t),
-            Resolved::ClassTemplate(_) => {
+            Resolved::ClassTemplate(id) => {
+                if let Some(t) = self.all_defaults_class(id, path.span) {
+                    return Some(t);
+                }
                 self.error(
                     format!("`{name}` is a template; give its arguments: `{name}<...>`"),
                     path.span,
@@ -341,7 +327,8 @@ impl FnLowerer<'_, '_> {
         let first = segs.first()?;
         if !path.global
             && first.args.is_empty()
-            && let Some(Binding::ScopedEnum { ty, values }) = self.lookup(&first.name.name).cloned()
+            && let Some(Binding::ScopedEnum { ty, values, .. }) =
+                self.lookup(&first.name.name).cloned()
         {
             return match segs.as_slice() {
                 [_] => Some(Resolved::Local(Binding::Type(ty))),
@@ -445,6 +432,19 @@ impl FnLowerer<'_, '_> {
         let name = seg.name.name.as_str();
         let span = seg.name.span;
         match hit {
+            // A template template parameter: the class template it is bound to.
+            Hit::Param(TArg::Template(decl)) => {
+                if seg.args.is_empty() {
+                    return Some(Resolved::ClassTemplate(decl));
+                }
+                let home = self
+                    .g
+                    .decl(decl)
+                    .home
+                    .clone()
+                    .unwrap_or_else(|| self.g.ns_env(NsId(0)));
+                self.resolve_decls(vec![(decl, home)], seg)
+            }
             Hit::Param(a) => {
                 if !seg.args.is_empty() {
                     // The injected class name (`F` inside `template <int N> struct F`) with
@@ -459,6 +459,7 @@ impl FnLowerer<'_, '_> {
                     TArg::Type(t) => Resolved::Type(t),
                     TArg::Value(c) => Resolved::Const(c),
                     TArg::Pack(items) => Resolved::Pack(items),
+                    TArg::Template(decl) => Resolved::ClassTemplate(decl),
                     TArg::Function(decl) => {
                         let env = self
                             .g
@@ -634,6 +635,9 @@ impl FnLowerer<'_, '_> {
                 values.get(index).copied().map(Resolved::Const)
             }
             Resolved::ClassTemplate(id) => {
+                if let Some(t) = self.all_defaults_class(id, span) {
+                    return self.member_of(Resolved::Type(t), seg, span, report);
+                }
                 let n = self.g.decl(id).name.clone();
                 self.error(
                     format!("`{n}` is a template; give its arguments: `{n}<...>::{name}`"),
@@ -654,6 +658,19 @@ impl FnLowerer<'_, '_> {
                 None
             }
         }
+    }
+
+    /// A class template whose parameters all have defaults (or are packs), named with an
+    /// empty argument list (`Reducer<>::run`, which the AST spells as `Reducer`): the
+    /// instantiation with the defaults. `None` for other templates.
+    fn all_defaults_class(&mut self, id: DeclId, span: Span) -> Option<Ty> {
+        let d = self.g.decl(id).clone();
+        let params = d.tparams?;
+        if !params.iter().all(|p| p.default.is_some() || p.pack) {
+            return None;
+        }
+        let home = d.home.unwrap_or_else(|| self.env.clone());
+        self.class_type(id, &home, &[], span)
     }
 
     /// Runs `f` with the current scope replaced by `env` and no local variables visible.

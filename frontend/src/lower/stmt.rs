@@ -6,12 +6,14 @@ use metalsim_isa::{Alloc, CmpCond, Op, Space, Type};
 
 use crate::ast::{self, Expr, ExprKind, Init, Stmt, StmtKind, TypeKind};
 use crate::lower::consteval;
+use crate::lower::names::DeclId;
+use crate::lower::templates::TArg;
 use crate::lower::types::Ty;
 use crate::lower::{Binding, FnLowerer, LoopCtx, Operand, Place, ReturnSlot, Val};
 
-impl FnLowerer<'_, '_> {
+impl<'a> FnLowerer<'_, 'a> {
     /// Lowers a list of statements in a new scope.
-    pub fn block(&mut self, stmts: &[Stmt]) {
+    pub fn block(&mut self, stmts: &'a [Stmt]) {
         self.scopes.push(HashMap::new());
         for s in stmts {
             self.stmt(s);
@@ -28,7 +30,7 @@ impl FnLowerer<'_, '_> {
     }
 
     /// Lowers one statement.
-    pub fn stmt(&mut self, st: &Stmt) {
+    pub fn stmt(&mut self, st: &'a Stmt) {
         if self.s.is_terminated() {
             self.after_jump();
         }
@@ -151,7 +153,7 @@ impl FnLowerer<'_, '_> {
     }
 
     /// A statement in its own scope (the body of an `if` or loop).
-    fn scoped(&mut self, st: &Stmt) {
+    fn scoped(&mut self, st: &'a Stmt) {
         match &st.kind {
             StmtKind::Block(b) => self.block(&b.stmts),
             _ => self.block(std::slice::from_ref(st)),
@@ -312,10 +314,10 @@ impl FnLowerer<'_, '_> {
     /// `for`, `while` and `do`-`while`.
     fn lower_loop(
         &mut self,
-        init: Option<&Stmt>,
+        init: Option<&'a Stmt>,
         cond: Option<&Expr>,
         step: Option<&Expr>,
-        body: &Stmt,
+        body: &'a Stmt,
         do_while: bool,
         st: &Stmt,
     ) {
@@ -367,7 +369,7 @@ impl FnLowerer<'_, '_> {
     }
 
     /// `switch`: a chain of comparisons to the case blocks, which fall through in order.
-    fn switch(&mut self, cond: &Expr, body: &Stmt, st: &Stmt) {
+    fn switch(&mut self, cond: &Expr, body: &'a Stmt, st: &Stmt) {
         let Some(v) = self.rvalue(cond) else { return };
         let Some(s) =
             v.ty.elem_scalar()
@@ -377,7 +379,7 @@ impl FnLowerer<'_, '_> {
             self.error(format!("`switch` needs an integer, found `{t}`"), cond.span);
             return;
         };
-        let stmts: &[Stmt] = match &body.kind {
+        let stmts: &'a [Stmt] = match &body.kind {
             StmtKind::Block(b) => &b.stmts,
             _ => std::slice::from_ref(body),
         };
@@ -453,10 +455,13 @@ impl FnLowerer<'_, '_> {
         self.s.switch_to(exit);
     }
 
-    /// Types declared in a function: aliases and enums (scoped ones too).
-    fn local_items(&mut self, items: &[ast::Item]) {
+    /// Types declared in a function: aliases, enums (scoped ones too) and classes.
+    fn local_items(&mut self, items: &'a [ast::Item]) {
         for item in items {
             match item {
+                ast::Item::Struct(def) => self.local_class(item, def),
+                // `struct { ... } v;` declares the class, then its variables.
+                ast::Item::Vars(vars) => vars.iter().for_each(|v| self.local_var(v)),
                 ast::Item::Alias { name, ty, .. } => {
                     if let Some(d) = self.resolve_type(ty) {
                         self.bind(&name.name, Binding::Type(d.ty));
@@ -501,7 +506,12 @@ impl FnLowerer<'_, '_> {
                     if e.scoped {
                         self.scopes.pop();
                         match &e.name {
-                            Some(n) => self.bind(&n.name, Binding::ScopedEnum { ty, values }),
+                            Some(n) => {
+                                let decl = self.local_decl(item, &n.name);
+                                if let Some(decl) = decl {
+                                    self.bind(&n.name, Binding::ScopedEnum { ty, values, decl });
+                                }
+                            }
                             None => self.error("a scoped enum needs a name", e.span),
                         }
                     }
@@ -509,6 +519,88 @@ impl FnLowerer<'_, '_> {
                 _ => {}
             }
         }
+    }
+
+    /// A class declared in a function (`struct S { ... };`): its name means the class from
+    /// here to the end of the block.
+    ///
+    /// The class is collected into a namespace of its own (one per declaration and
+    /// instantiation of the enclosing function, so `f<float>` and `f<int>` declare different
+    /// classes, and every call of `f` the same one) whose scope is the function's: its
+    /// members see the function's template parameters and namespaces, and the local types
+    /// and constants visible at the declaration, bound as template parameters are.
+    fn local_class(&mut self, item: &'a ast::Item, def: &'a ast::StructDef) {
+        if def.forward {
+            // A later definition in the block declares the class; until then it is
+            // incomplete, so nothing can use it.
+            return;
+        }
+        let Some(decl) = self.local_decl(item, &def.name.name) else {
+            return;
+        };
+        let Some(env) = self.g.decl(decl).home.clone() else {
+            return;
+        };
+        if let Some(ty) = self.class_type(decl, &env, &[], def.name.span) {
+            self.bind(&def.name.name, Binding::Type(ty));
+        }
+    }
+
+    /// Declares a type declared in a function (a class or a scoped enum) for the classes
+    /// declared after it: collected into a namespace of its own whose scope is the
+    /// function's, with the local types, constants and scoped enums visible here. One per
+    /// declaration and instantiation of the enclosing function.
+    fn local_decl(&mut self, item: &'a ast::Item, name: &str) -> Option<DeclId> {
+        let home = self.env.params(self.visible_local_types());
+        let key = (std::ptr::from_ref(item) as usize, home.instance());
+        let ns = match self.g.local_namespaces.get(&key) {
+            Some(ns) => *ns,
+            None => {
+                let ns = self.g.add_local_namespace(home);
+                self.g.local_namespaces.insert(key, ns);
+                let enums: Vec<(String, DeclId)> = self
+                    .scopes
+                    .iter()
+                    .flat_map(|s| s.iter())
+                    .filter_map(|(n, b)| match b {
+                        Binding::ScopedEnum { decl, .. } => Some((n.clone(), *decl)),
+                        _ => None,
+                    })
+                    .collect();
+                let entries = &mut self.g.namespaces[ns.0 as usize].entries;
+                for (n, decl) in enums {
+                    // Inner scopes' enums shadow outer ones of the same name.
+                    entries.insert(n, vec![decl]);
+                }
+                self.g.collect(std::slice::from_ref(item), ns);
+                ns
+            }
+        };
+        self.g.namespaces[ns.0 as usize]
+            .entries
+            .get(name)
+            .and_then(|ids| ids.last().copied())
+    }
+
+    /// The local types and constants in scope, as template parameter bindings (inner ones
+    /// last, so that they shadow outer ones of the same name).
+    fn visible_local_types(&self) -> Vec<(String, TArg)> {
+        let mut out = Vec::new();
+        for scope in &self.scopes {
+            let mut binds: Vec<(String, TArg)> = scope
+                .iter()
+                .filter_map(|(name, b)| match b {
+                    Binding::Type(t) => Some((name.clone(), TArg::Type(t.clone()))),
+                    Binding::Const(c) => Some((name.clone(), TArg::Value(*c))),
+                    _ => None,
+                })
+                .collect();
+            // Sorted, so that the scope (a key of the class's instantiation) does not
+            // depend on hash-map order.
+            binds.sort_by(|a, b| a.0.cmp(&b.0));
+            out.extend(binds);
+        }
+        out
     }
 
     /// A local variable declaration.
@@ -976,6 +1068,20 @@ pub fn addr_taken_names(stmts: &[Stmt], out: &mut std::collections::HashSet<Stri
                 expr(cond, out);
                 stmt(body, out);
             }
+            StmtKind::Items(items) => items.iter().for_each(|i| item(i, out)),
+            _ => {}
+        }
+    }
+    // The methods of a class declared in a function.
+    fn item(i: &ast::Item, out: &mut std::collections::HashSet<String>) {
+        match i {
+            ast::Item::Function(f) => {
+                if let Some(b) = &f.body {
+                    b.stmts.iter().for_each(|s| stmt(s, out));
+                }
+            }
+            ast::Item::Struct(s) => s.members.iter().for_each(|m| item(m, out)),
+            ast::Item::Template { item: t, .. } => item(t, out),
             _ => {}
         }
     }
@@ -986,10 +1092,11 @@ pub fn addr_taken_names(stmts: &[Stmt], out: &mut std::collections::HashSet<Stri
 
 #[cfg(test)]
 mod tests {
-    /// Compiles a kernel whose body is `body`; the rendered diagnostics on failure.
-    fn check(body: &str) -> Result<(), String> {
+    /// Compiles `program`, then a kernel whose body is `body`; the rendered diagnostics on
+    /// failure.
+    fn check(program: &str, body: &str) -> Result<(), String> {
         let src = format!(
-            "#include <metal_stdlib>\nusing namespace metal;\n\
+            "#include <metal_stdlib>\nusing namespace metal;\n{program}\n\
              kernel void k(device int* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {{\n{body}\n}}\n"
         );
         let (m, diags, sources) = crate::compile_str("t.metal", &src);
@@ -1003,16 +1110,129 @@ mod tests {
     fn scoped_enums_in_a_function_are_named_through_their_type() {
         let decl = "enum class Mode : short { copy = 3, twice, negate = copy + 7 };\n\
                     enum class Other { copy };\n";
-        check(&format!(
+        check("", &format!(
             "{decl}static_assert(int(Mode::twice) == 4 && int(Mode::negate) == 10, \"values\");\n\
              static_assert(sizeof(Mode) == 2 && int(Other::copy) == 0, \"types\");\n\
              Mode m = gid % 2 ? Mode::twice : Mode::negate;\n\
              switch (m) {{ case Mode::copy: out[gid] = 1; break; default: out[gid] = int(m); }}"
         ))
         .unwrap();
-        let err = check(&format!("{decl}out[gid] = copy;")).unwrap_err();
+        let err = check("", &format!("{decl}out[gid] = copy;")).unwrap_err();
         assert!(err.contains("unknown name `copy`"), "{err}");
-        let err = check(&format!("{decl}out[gid] = int(Mode::triple);")).unwrap_err();
+        let err = check("", &format!("{decl}out[gid] = int(Mode::triple);")).unwrap_err();
         assert!(err.contains("`Mode` has no enumerator `triple`"), "{err}");
+    }
+
+    #[test]
+    fn classes_declared_in_a_function_have_members_constructors_and_operators() {
+        check(
+            "",
+            "struct Acc {\n\
+               int sum;\n\
+               static constexpr int scale = 3;\n\
+               Acc(int s) : sum(s) {}\n\
+               void add(int v) { sum += v * scale; }\n\
+               Acc operator+(Acc o) const { return Acc(sum + o.sum); }\n\
+             };\n\
+             Acc a(1); a.add(int(gid)); Acc b = a + Acc(2);\n\
+             static_assert(Acc::scale == 3 && sizeof(Acc) == 4, \"members\");\n\
+             typedef union { float f; uint u; } Bits;\n\
+             Bits bits; bits.f = 1.0f;\n\
+             struct { int lo, hi; } range = {1, 2}, spans[2];\n\
+             spans[1] = range;\n\
+             out[gid] = b.sum + int(bits.u >> 23) + spans[1].hi;",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_local_class_sees_the_local_types_and_constants_declared_before_it() {
+        check(
+            "",
+            "constexpr int n = 4; using E = short;\n\
+             struct Buf { E v[n]; E first() const { return v[0]; } };\n\
+             struct Pair { Buf a, b; };\n\
+             static_assert(sizeof(Buf) == 8 && sizeof(Pair) == 16, \"layout\");\n\
+             Pair p; p.a.v[0] = 7; out[gid] = p.a.first();",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_local_class_sees_the_scoped_enums_declared_before_it() {
+        check(
+            "",
+            "constexpr int base = 5;\n\
+             enum class Mode : short { keep = base, twice };\n\
+             struct Op { Mode m; int apply(int x) const { return m == Mode::twice ? 2 * x : x; } };\n\
+             static_assert(int(Mode::twice) == 6, \"values\");\n\
+             Op op{gid % 2 ? Mode::twice : Mode::keep}; out[gid] = op.apply(int(gid));",
+        )
+        .unwrap();
+        let err = check(
+            "",
+            "enum class Mode { a };\n\
+             struct Op { int f() const { return int(Mode::b); } }; out[gid] = Op().f();",
+        )
+        .unwrap_err();
+        assert!(err.contains("`Mode` has no enumerator `b`"), "{err}");
+    }
+
+    #[test]
+    fn a_local_class_is_visible_to_the_end_of_its_block_and_shadows_outer_names() {
+        let program = "struct S { int outer; };";
+        check(
+            program,
+            "{ struct S { int inner; }; S s{1}; out[gid] = s.inner; }\n\
+             S t{2}; out[gid] += t.outer;",
+        )
+        .unwrap();
+        let err = check("", "{ struct T { int v; }; } T t{1}; out[gid] = t.v;").unwrap_err();
+        assert!(err.contains("`T`"), "{err}");
+    }
+
+    #[test]
+    fn a_local_class_in_a_function_template_uses_the_template_parameters() {
+        check(
+            "template <typename T, int N> T sum(T x) {\n\
+               struct Acc { T v[N]; T total() const { T t = 0; for (int i = 0; i < N; i++) t += v[i]; return t; } };\n\
+               static_assert(sizeof(Acc) == sizeof(T) * N, \"layout\");\n\
+               Acc a; for (int i = 0; i < N; i++) a.v[i] = x;\n\
+               return a.total();\n\
+             }",
+            "out[gid] = sum<int, 3>(int(gid)) + int(sum<float, 2>(0.5f)) + int(sum<half, 4>(1.0h));",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn deeply_nested_local_classes_compile_or_are_an_error() {
+        let nested = |depth: usize| {
+            let mut body = String::from("return 1;");
+            for i in (0..depth).rev() {
+                body =
+                    format!("struct S{i} {{ int f() const {{ {body} }} }}; return S{i}().f() + 1;");
+            }
+            check(
+                "",
+                &format!("struct T {{ int f() const {{ {body} }} }}; out[gid] = T().f();"),
+            )
+        };
+        nested(60).unwrap();
+        // Each level takes two of the 256 brace levels the parser allows; the calls nest
+        // deeper than inlining allows.
+        let err = nested(120).unwrap_err();
+        assert!(err.contains("calls are nested too deeply"), "{err}");
+        let err = check("", &"struct S { int f() { ".repeat(200)).unwrap_err();
+        assert!(err.contains("nested too deeply"), "{err}");
+    }
+
+    #[test]
+    fn templates_declared_in_a_function_are_refused_as_cpp_does() {
+        let err = check("", "template <typename T> struct B { T v; };").unwrap_err();
+        assert!(
+            err.contains("templates cannot be declared inside a function"),
+            "{err}"
+        );
     }
 }

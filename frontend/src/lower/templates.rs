@@ -28,6 +28,9 @@ pub enum TArg {
     Pack(Vec<TArg>),
     /// A function, for a function pointer parameter (`template <float (*F)(float)>`).
     Function(DeclId),
+    /// A class template, for a template template parameter (`template <typename> class
+    /// Op`): the primary template's declaration.
+    Template(DeclId),
 }
 
 /// Template parameter names bound so far while deducing.
@@ -56,7 +59,7 @@ impl FnLowerer<'_, '_> {
                 .map(|a| self.show_targ(a))
                 .collect::<Vec<_>>()
                 .join(", "),
-            TArg::Function(d) => self.g.decl(*d).name.clone(),
+            TArg::Function(d) | TArg::Template(d) => self.g.decl(*d).name.clone(),
         }
     }
 
@@ -104,6 +107,7 @@ impl FnLowerer<'_, '_> {
                         Some(Resolved::Type(t)) | Some(Resolved::Local(Binding::Type(t))) => {
                             return Some(TArg::Type(t));
                         }
+                        Some(Resolved::ClassTemplate(id)) => return Some(TArg::Template(id)),
                         _ => self.g.diags.truncate(mark),
                     }
                 }
@@ -134,6 +138,7 @@ impl FnLowerer<'_, '_> {
                             return Some(TArg::Type(self.enum_type(id)));
                         }
                         Some(Resolved::Pack(items)) => return Some(TArg::Pack(items)),
+                        Some(Resolved::ClassTemplate(id)) => return Some(TArg::Template(id)),
                         _ => self.g.diags.truncate(mark),
                     }
                 }
@@ -235,8 +240,21 @@ impl FnLowerer<'_, '_> {
                     );
                     return None;
                 }
-                (TemplateParamKind::Template, _) => {
-                    self.error("template template parameters are not supported yet", p.span);
+                (TemplateParamKind::Template, TArg::Template(d)) => TArg::Template(d),
+                (TemplateParamKind::Template, other) => {
+                    let a = self.show_targ(&other);
+                    self.error(
+                        format!("template parameter `{name}` of `{what}` is a class template, but `{a}` is not one"),
+                        span,
+                    );
+                    return None;
+                }
+                (TemplateParamKind::Type | TemplateParamKind::Value(_), TArg::Template(d)) => {
+                    let t = self.g.decl(d).name.clone();
+                    self.error(
+                        format!("`{t}` is a template; give its arguments (`{t}<...>`) for template parameter `{name}` of `{what}`"),
+                        span,
+                    );
                     return None;
                 }
                 (TemplateParamKind::Type, TArg::Value(c)) => {
@@ -349,6 +367,21 @@ impl FnLowerer<'_, '_> {
                         TArg::Value(Const::int(Scalar::Int, 8)),
                         TArg::Value(Const::int(Scalar::Int, 8)),
                     ]),
+                    // `Op<T>` with `template <typename> class Op`: `Op` is the argument's
+                    // class template.
+                    (_, Ty::Struct(id))
+                        if params.iter().any(|p| {
+                            p.kind == TemplateParamKind::Template
+                                && p.name.as_ref().is_some_and(|n| n.name == name)
+                        }) =>
+                    {
+                        let info = &self.g.classes[id.0];
+                        let class_args = info.args.clone();
+                        match info.template {
+                            Some(t) if bind(out, name, TArg::Template(t)) => Some(class_args),
+                            _ => return false,
+                        }
+                    }
                     (_, Ty::Struct(id)) => {
                         let info = &self.g.classes[id.0];
                         let template = info.template;
@@ -409,6 +442,13 @@ impl FnLowerer<'_, '_> {
             };
             let ok = match (pat, a) {
                 (TemplateArg::Type(te), TArg::Type(t)) => self.deduce(te, t, params, home, out),
+                (
+                    TemplateArg::Type(TypeExpr {
+                        kind: TypeKind::Named(p),
+                        ..
+                    }),
+                    a @ TArg::Template(_),
+                ) if p.is_plain() && is_param(p.last()) => bind(out, p.last(), a.clone()),
                 (
                     TemplateArg::Expr(ast::Expr {
                         kind: ast::ExprKind::Name(p),
@@ -548,5 +588,81 @@ fn targ_span(a: &TemplateArg) -> Span {
         TemplateArg::Type(t) => t.span,
         TemplateArg::Expr(e) => e.span,
         TemplateArg::Pack(inner) => targ_span(inner),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Compiles `program`, then a kernel whose body is `body`; the rendered diagnostics on
+    /// failure.
+    fn check(program: &str, body: &str) -> Result<(), String> {
+        let src = format!(
+            "#include <metal_stdlib>\nusing namespace metal;\n{program}\n\
+             kernel void k(device float* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {{\n{body}\n}}\n"
+        );
+        let (m, diags, sources) = crate::compile_str("t.metal", &src);
+        match m {
+            Some(_) if !crate::has_errors(&diags) => Ok(()),
+            _ => Err(crate::render_short(&diags, &sources)),
+        }
+    }
+
+    const OPS: &str = "template <typename T> struct Plus { T operator()(T a, T b) const { return a + b; } };\n\
+                       template <typename T> struct Max { T operator()(T a, T b) const { return max(a, b); } };\n\
+                       template <typename T> struct Box { T v; };\n";
+
+    #[test]
+    fn template_template_parameters_take_explicit_class_templates() {
+        let program = format!(
+            "{OPS}template <template <typename> class Op, typename T> T fold(T a, T b) {{ return Op<T>()(a, b); }}\n\
+             template <template <typename> class Op = Plus> struct Reducer {{\n\
+               template <typename T> static T run(T a, T b) {{ return Op<T>()(a, b); }}\n\
+               static constant constexpr int id = 1;\n\
+             }};\n\
+             template <typename T = float, int N = 2> struct Pairs {{ static constexpr int n = N; T v[N]; }};\n\
+             static_assert(Reducer<>::id == 1 && Pairs<>::n == 2 && sizeof(Pairs<>) == 8, \"defaults\");\n\
+             template <typename T, template <typename> class Op = Plus> T fold2(T a, T b) {{ return Op<T>()(a, b); }}"
+        );
+        check(
+            &program,
+            "out[gid] = fold<Plus, float>(1.0f, 2.0f) + fold<Max>(3, 4) + Reducer<Max>::run(1.0f, 5.0f)\n\
+               + fold2(1, 2) + fold2<float, Max>(1.0f, 2.0f);",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn template_template_parameters_are_deduced_from_an_argument() {
+        let program = format!(
+            "{OPS}template <template <typename> class Op, typename T> T apply(Op<T> op, T a, T b) {{ return op(a, b); }}\n\
+             template <template <typename> class W, typename T> T unwrap(W<T> w) {{ return w.v; }}"
+        );
+        check(
+            &program,
+            "Box<float> b{2.5f}; out[gid] = apply(Plus<float>(), 1.0f, 2.0f) + apply(Max<int>(), 3, 4) + unwrap(b);",
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn template_template_arguments_of_the_wrong_kind_are_errors() {
+        let program = format!(
+            "{OPS}template <template <typename> class Op> struct Reducer {{ static float run(float a) {{ return Op<float>()(a, a); }} }};\n\
+             template <template <typename> class Op, typename T> T fold(T a, T b) {{ return Op<T>()(a, b); }}"
+        );
+        let err = check(&program, "out[gid] = Reducer<float>::run(1.0f);").unwrap_err();
+        assert!(
+            err.contains(
+                "template parameter `Op` of `Reducer` is a class template, but `float` is not one"
+            ),
+            "{err}"
+        );
+        let err = check(&program, "Box<Plus> b; out[gid] = 1;").unwrap_err();
+        assert!(
+            err.contains("`Plus` is a template; give its arguments"),
+            "{err}"
+        );
+        let err = check(&program, "out[gid] = fold<float, float>(1.0f, 2.0f);").unwrap_err();
+        assert!(err.contains("no `fold` can be called"), "{err}");
     }
 }

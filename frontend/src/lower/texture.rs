@@ -1,8 +1,10 @@
 //! Texture kernel parameters (`texture2d<float, access::read> in [[texture(0)]]`).
 //!
-//! `texture1d`, `texture2d` and `texture3d` are class templates of the prelude whose
-//! methods (`read`, `write`, `get_width`...) are MSL over four fields: a pointer to the
-//! texels and the width, height and depth. A texture parameter is bound to the device
+//! Every texture type ([`TEXTURE_TEMPLATES`]: `texture2d`, `texturecube_array`,
+//! `depth2d_ms`, `texture_buffer`...) is a class template of the prelude whose methods
+//! (`read`, `write`, `sample`, `gather`, `get_width`...) are MSL over five fields: a pointer
+//! to the texels, the width, height and depth (the slices of arrays, cube faces and samples)
+//! and the format word. A texture parameter is bound to the device
 //! buffer at [`KernelParam::TEXTURE_BUFFER_BASE`]` + n`, which the launch spec fills with a
 //! 16-byte header (the three sizes and a format code) and the texels converted to the
 //! element type; here the header is read once at kernel entry and the fields built from it.
@@ -19,16 +21,46 @@ use crate::lower::{DeclType, FnLowerer, Place, Val};
 /// Bytes of the header in front of a texture's texels.
 const HEADER_BYTES: u32 = 16;
 
-/// What a texture type is: its dimensions, element type and access.
+/// The prelude's texture class templates, each a kernel parameter type.
+pub(crate) const TEXTURE_TEMPLATES: &[&str] = &[
+    "texture1d",
+    "texture1d_array",
+    "texture2d",
+    "texture2d_array",
+    "texture3d",
+    "texturecube",
+    "texturecube_array",
+    "texture2d_ms",
+    "texture2d_ms_array",
+    "texture_buffer",
+    "depth2d",
+    "depth2d_array",
+    "depthcube",
+    "depthcube_array",
+    "depth2d_ms",
+    "depth2d_ms_array",
+];
+
+/// Whether a type name looks like a texture but is none of the prelude's: the texture
+/// types of later MSL versions and misspellings are refused by name.
+pub(crate) fn is_unsupported_texture(name: &str) -> bool {
+    !TEXTURE_TEMPLATES.contains(&name) && (name.starts_with("texture") || name.starts_with("depth"))
+}
+
+/// The message refusing a texture type that is not one of the prelude's.
+pub(crate) fn texture_refusal(name: &str) -> String {
+    format!(
+        "textures of type `{name}` are not supported (the supported ones are {})",
+        TEXTURE_TEMPLATES.join(", ")
+    )
+}
+
+/// What a texture type is: its template, element type and access.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct TextureType {
-    /// 1, 2 or 3.
-    pub dims: u8,
-    /// A texture array (`texture1d_array`, `texture2d_array`).
-    pub array: bool,
-    /// A depth texture (`depth2d`).
-    pub depth: bool,
-    /// The element type `T` of `textureNd<T, A>`.
+    /// The template's name, one of [`TEXTURE_TEMPLATES`] (`texturecube_array`).
+    pub template: &'static str,
+    /// The element type `T` of `texture2d<T, A>`.
     pub elem: Scalar,
     /// `access::sample` (0), `read` (1), `write` (2) or `read_write` (3).
     pub access: u8,
@@ -48,13 +80,7 @@ impl TextureType {
             2 => "write",
             _ => "read_write",
         };
-        format!(
-            "{}{}d{}<{}, access::{access}>",
-            if self.depth { "depth" } else { "texture" },
-            self.dims,
-            if self.array { "_array" } else { "" },
-            self.elem.name()
-        )
+        format!("{}<{}, access::{access}>", self.template, self.elem.name())
     }
 }
 
@@ -62,15 +88,8 @@ impl FnLowerer<'_, '_> {
     /// Whether a struct is an instance of the prelude's textures, and which.
     pub(crate) fn texture_type(&self, id: StructId) -> Option<TextureType> {
         let class = self.g.classes.get(id.0)?;
-        let (dims, array, depth) = match self.g.decl(class.template?).name.as_str() {
-            "texture1d" => (1, false, false),
-            "texture1d_array" => (1, true, false),
-            "texture2d" => (2, false, false),
-            "texture2d_array" => (2, true, false),
-            "texture3d" => (3, false, false),
-            "depth2d" => (2, false, true),
-            _ => return None,
-        };
+        let name = self.g.decl(class.template?).name.as_str();
+        let template = *TEXTURE_TEMPLATES.iter().find(|&&t| t == name)?;
         let fields = &self.g.structs.get(id).fields;
         if fields.first().map(|f| f.0.as_str()) != Some("__texels") {
             return None;
@@ -84,9 +103,7 @@ impl FnLowerer<'_, '_> {
             _ => return None,
         };
         Some(TextureType {
-            dims,
-            array,
-            depth,
+            template,
             elem,
             access,
         })
@@ -110,7 +127,8 @@ impl FnLowerer<'_, '_> {
             let t = self.show(&d.ty);
             self.error(
                 format!(
-                    "`[[texture({index})]]` parameter `{name}` must be a texture1d, texture2d, texture3d, a 1D or 2D texture array or a depth2d passed by value, not `{t}{}`",
+                    "`[[texture({index})]]` parameter `{name}` must be a texture ({}) passed by value, not `{t}{}`",
+                    TEXTURE_TEMPLATES.join(", "),
                     if d.is_ref { "&" } else { "" }
                 ),
                 p.span,
@@ -130,6 +148,16 @@ impl FnLowerer<'_, '_> {
                 format!(
                     "textures of `{}` are not allowed; a texture's element type is float, half, int, uint, short or ushort",
                     tex.elem.name()
+                ),
+                p.ty.span,
+            );
+            return None;
+        }
+        if tex.template.contains("_ms") && tex.access != 1 {
+            self.error(
+                format!(
+                    "`{}` is a multisample texture, which a kernel can only read: its access is `access::read`",
+                    tex.spelling()
                 ),
                 p.ty.span,
             );
@@ -371,5 +399,62 @@ mod tests {
             assert_eq!(loads(&isa, "device.f32"), 4, "{isa}");
             assert_eq!(loads(&isa, "constant.u32"), 0, "{isa}");
         }
+    }
+
+    #[test]
+    fn cube_multisample_and_buffer_textures_bind_with_their_spelling() {
+        let (params, _) = check(
+            "#include <metal_stdlib>\nusing namespace metal;\n\
+             kernel void k(texturecube_array<half> c [[texture(0)]],\n\
+             depth2d_ms_array<float> d [[texture(1)]],\n\
+             texture_buffer<int, access::read_write> b [[texture(2)]],\n\
+             device float4* o [[buffer(0)]], uint2 gid [[thread_position_in_grid]]) {\n\
+               b.write(b.read(gid.x) + int(d.read(gid, 1u, 0u)), gid.x);\n\
+               o[gid.x] = float4(c.read(gid, 5u, c.get_array_size() - 1));\n}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            params,
+            "c 1024 texturecube_array<half, access::sample> true 8\n\
+             d 1025 depth2d_ms_array<float, access::read> true 16\n\
+             b 1026 texture_buffer<int, access::read_write> false 16\n\
+             o 0 float4 false 16"
+        );
+    }
+
+    #[test]
+    fn a_cube_sample_filters_within_one_face_and_gather_reads_four_texels() {
+        let src = |call: &str| {
+            format!(
+                "#include <metal_stdlib>\nusing namespace metal;\n\
+                 kernel void k(texturecube<float> c [[texture(0)]], depth2d<float> d [[texture(1)]],\n\
+                 device float4* o [[buffer(0)]], uint gid [[thread_position_in_grid]]) {{\n\
+                   constexpr sampler s(filter::linear);\n\
+                   float3 dir = float3(float(gid), 1.0f, -0.5f);\n\
+                   o[gid] = {call};\n}}\n"
+            )
+        };
+        // Bilinear: four taps of four channels, from the one face the direction selects.
+        let (_, isa) = check(&src("c.sample(s, dir)")).unwrap();
+        assert_eq!(loads(&isa, "device.f32"), 4 * 4, "{isa}");
+        // A gather's four taps, of which it keeps one channel each.
+        let (_, isa) = check(&src("c.gather(s, dir, component::z)")).unwrap();
+        assert_eq!(loads(&isa, "device.f32"), 4 * 4, "{isa}");
+        let (_, isa) = check(&src("d.gather_compare(s, float2(0.5f), 0.5f)")).unwrap();
+        assert_eq!(loads(&isa, "device.f32"), 4 * 4, "{isa}");
+    }
+
+    #[test]
+    fn multisample_textures_are_read_only() {
+        let err = check(
+            "#include <metal_stdlib>\nusing namespace metal;\n\
+             kernel void k(texture2d_ms<float, access::read_write> t [[texture(0)]]) {}\n",
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("multisample texture, which a kernel can only read")
+                && err.contains("t.metal:3"),
+            "{err}"
+        );
     }
 }

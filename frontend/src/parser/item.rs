@@ -7,15 +7,15 @@ use chumsky::prelude::*;
 
 use crate::ast::{
     Attribute, Block, EnumDef, Expr, Field, FnKind, FnSpecifiers, FunctionDef, Ident, Init,
-    Instantiation, Item, MemberInit, Param, Path, PathSegment, Qualifiers, StructDef, TemplateArg,
-    TemplateParam, TemplateParamKind, TranslationUnit, TypeExpr, TypeKind,
+    Instantiation, Item, MemberInit, Param, Path, PathSegment, Qualifiers, Storage, StructDef,
+    TemplateArg, TemplateParam, TemplateParamKind, TranslationUnit, TypeExpr, TypeKind,
 };
 use crate::source::Span;
 use crate::token::{Keyword, Punct, Token};
 
 use super::common::{custom_error, guard, ident, kw, punct, skip_with};
 use super::expr::{ExprParsers, expr_parsers};
-use super::stmt::{global_var_decl, local_var_decl, stmt_parsers};
+use super::stmt::{global_var_decl, local_var_decl, make_vars, stmt_parsers};
 use super::types::{Declarator, Dim, PtrOp, Spec, build_type, named_type};
 use super::{BoxedP, Ctx, Ex, In, sp};
 
@@ -403,7 +403,16 @@ pub(crate) fn local_items<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
 }
 
 fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
-    let sp_ = stmt_parsers(ep);
+    recursive(|item| item_parser_with(ep, item.boxed())).boxed()
+}
+
+/// The declaration parser, given itself as `item`: namespaces and templates hold
+/// declarations, and function bodies may declare classes.
+fn item_parser_with<'a>(
+    ep: &ExprParsers<'a>,
+    item: BoxedP<'a, Vec<Item>>,
+) -> BoxedP<'a, Vec<Item>> {
+    let sp_ = stmt_parsers(ep, item.clone());
     let ty = ep.types.clone();
     let semi = || punct(Punct::Semi);
 
@@ -967,6 +976,51 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
             })]
         })
         .boxed();
+    // `struct { float a, b; } v, w = {1, 2};`: a class and variables of it.
+    let var_init = choice((
+        punct(Punct::Assign)
+            .ignore_then(ep.assign.clone())
+            .map(Init::Assign),
+        ep.brace_list.clone().map(Init::Brace),
+    ));
+    let struct_with_vars = guard("declaration", Ctx::class_with_vars_starts)
+        .ignore_then(struct_kw())
+        .then_ignore(ty.attrs.clone())
+        .then(ident().or_not())
+        .then(bases.clone())
+        .then(struct_parts.clone())
+        .then(
+            ty.declarator
+                .clone()
+                .then(var_init.or_not())
+                .map_with(|(d, init), e| (d, init, sp(e)))
+                .separated_by(punct(Punct::Comma))
+                .at_least(1)
+                .collect::<Vec<_>>(),
+        )
+        .then_ignore(semi())
+        .map_with(|((((is_union, name), bases), members), declarators), e| {
+            let span = sp(e);
+            let name = name.unwrap_or_else(|| Ident {
+                name: format!("__unnamed{}", span.start),
+                span,
+            });
+            let spec = Spec {
+                quals: Qualifiers::default(),
+                storage: Storage::default(),
+                fns: FnSpecifiers::default(),
+                stage: None,
+                forbidden: None,
+                base: named_type(&name.name, name.span),
+                span: name.span,
+            };
+            let vars = make_vars(&spec, declarators);
+            vec![
+                make_struct(name, None, bases, members, is_union, span),
+                Item::Vars(vars),
+            ]
+        })
+        .boxed();
     let typedef_struct = kw(Keyword::Typedef)
         .ignore_then(struct_kw())
         .then(ident().or_not())
@@ -1043,53 +1097,54 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
         )))
         .boxed();
 
-    recursive(|item| {
-        let namespace_alias = kw(Keyword::Namespace)
-            .ignore_then(ident())
-            .then_ignore(punct(Punct::Assign))
-            .then(ty.path.clone())
-            .then_ignore(semi())
-            .map_with(|(name, target), e| {
-                vec![Item::NamespaceAlias {
-                    name,
-                    target,
-                    span: sp(e),
-                }]
-            });
-        let namespace = kw(Keyword::Namespace)
-            .ignore_then(
-                ident()
-                    .separated_by(punct(Punct::ColonColon))
-                    .collect::<Vec<_>>(),
-            )
-            .then(
-                item.clone()
-                    .repeated()
-                    .collect::<Vec<Vec<Item>>>()
-                    .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace)),
-            )
-            .map_with(|(names, items), e| {
-                let span = sp(e);
-                let mut items: Vec<Item> = items.into_iter().flatten().collect();
-                let mut names = names.into_iter().rev().peekable();
-                if names.peek().is_none() {
-                    return vec![Item::Namespace {
-                        name: None,
-                        items,
-                        span,
-                    }];
-                }
-                for name in names {
-                    items = vec![Item::Namespace {
-                        name: Some(name),
-                        items,
-                        span,
-                    }];
-                }
-                items
-            });
-        let templated = head.clone().then(item).map_with(
-            |(params, items): (Vec<TemplateParam>, Vec<Item>), e| {
+    let namespace_alias = kw(Keyword::Namespace)
+        .ignore_then(ident())
+        .then_ignore(punct(Punct::Assign))
+        .then(ty.path.clone())
+        .then_ignore(semi())
+        .map_with(|(name, target), e| {
+            vec![Item::NamespaceAlias {
+                name,
+                target,
+                span: sp(e),
+            }]
+        });
+    let namespace = kw(Keyword::Namespace)
+        .ignore_then(
+            ident()
+                .separated_by(punct(Punct::ColonColon))
+                .collect::<Vec<_>>(),
+        )
+        .then(
+            item.clone()
+                .repeated()
+                .collect::<Vec<Vec<Item>>>()
+                .delimited_by(punct(Punct::LBrace), punct(Punct::RBrace)),
+        )
+        .map_with(|(names, items), e| {
+            let span = sp(e);
+            let mut items: Vec<Item> = items.into_iter().flatten().collect();
+            let mut names = names.into_iter().rev().peekable();
+            if names.peek().is_none() {
+                return vec![Item::Namespace {
+                    name: None,
+                    items,
+                    span,
+                }];
+            }
+            for name in names {
+                items = vec![Item::Namespace {
+                    name: Some(name),
+                    items,
+                    span,
+                }];
+            }
+            items
+        });
+    let templated =
+        head.clone()
+            .then(item)
+            .map_with(|(params, items): (Vec<TemplateParam>, Vec<Item>), e| {
                 let span = sp(e);
                 items
                     .into_iter()
@@ -1099,32 +1154,30 @@ fn item_parser<'a>(ep: &ExprParsers<'a>) -> BoxedP<'a, Vec<Item>> {
                         span,
                     })
                     .collect::<Vec<_>>()
-            },
-        );
-        choice((
-            namespace_alias.boxed(),
-            namespace.boxed(),
-            using_namespace.clone(),
-            typedef_struct.clone(),
-            enums.clone(),
-            aliases.clone(),
-            using_decl.clone(),
-            templated.boxed(),
-            instantiation.clone(),
-            static_assert.clone(),
-            semi().to(Vec::new()).boxed(),
-            struct_def.clone(),
-            struct_fwd.clone(),
-            sampler_vars.clone(),
-            functions.clone(),
-            vars.clone(),
-        ))
-        .labelled("declaration")
-        .recover_with(via_parser(
-            skip_with("declaration", Ctx::skip_decl).map_with(|_, e| vec![Item::Error(sp(e))]),
-        ))
-        .boxed()
-    })
+            });
+    choice((
+        namespace_alias.boxed(),
+        namespace.boxed(),
+        using_namespace.clone(),
+        typedef_struct.clone(),
+        enums.clone(),
+        aliases.clone(),
+        using_decl.clone(),
+        templated.boxed(),
+        instantiation.clone(),
+        static_assert.clone(),
+        semi().to(Vec::new()).boxed(),
+        struct_def.clone(),
+        struct_fwd.clone(),
+        struct_with_vars.clone(),
+        sampler_vars.clone(),
+        functions.clone(),
+        vars.clone(),
+    ))
+    .labelled("declaration")
+    .recover_with(via_parser(
+        skip_with("declaration", Ctx::skip_decl).map_with(|_, e| vec![Item::Error(sp(e))]),
+    ))
     .boxed()
 }
 

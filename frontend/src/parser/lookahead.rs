@@ -82,7 +82,17 @@ pub const PRELUDE_TEMPLATES: &[&str] = &[
     "texture2d",
     "texture2d_array",
     "texture3d",
+    "texturecube",
+    "texturecube_array",
+    "texture2d_ms",
+    "texture2d_ms_array",
+    "texture_buffer",
     "depth2d",
+    "depth2d_array",
+    "depthcube",
+    "depthcube_array",
+    "depth2d_ms",
+    "depth2d_ms_array",
     "integral_constant",
     "bool_constant",
     "enable_if",
@@ -462,6 +472,46 @@ impl Ctx<'_> {
             self.tok(j),
             Some(Token::Punct(Punct::LBrace | Punct::Colon | Punct::Semi))
         )
+    }
+
+    /// Whether a class declaration a function body may hold starts at `i`: `struct S {`,
+    /// `class S : Base {`, `union U;`, or `typedef struct { ... } X;` (enums and aliases
+    /// have their own parsers).
+    pub fn local_class_starts(&self, i: usize) -> bool {
+        let tagged = |j: usize| {
+            [Keyword::Struct, Keyword::Class, Keyword::Union]
+                .iter()
+                .any(|k| self.is_kw(j, *k))
+        };
+        if self.is_kw(i, Keyword::Typedef) {
+            return tagged(i + 1);
+        }
+        tagged(i) && self.type_definition_starts(i)
+    }
+
+    /// Whether a class definition followed by variables of it starts at `i`: `struct {
+    /// ... } v;`, `union U { ... } a, b;`.
+    pub fn class_with_vars_starts(&self, i: usize) -> bool {
+        let tagged = [Keyword::Struct, Keyword::Class, Keyword::Union]
+            .iter()
+            .any(|k| self.is_kw(i, *k));
+        if !tagged {
+            return false;
+        }
+        let mut j = i + 1;
+        while let Some(t) = self.tok(j) {
+            match t {
+                Token::Punct(Punct::LBrace) => return self.ident(self.group_end(j)).is_some(),
+                Token::Punct(Punct::Semi | Punct::RBrace) => return false,
+                _ => j += 1,
+            }
+        }
+        false
+    }
+
+    /// Whether a template declaration starts at `i` (`template <`).
+    pub fn template_starts(&self, i: usize) -> bool {
+        self.is_kw(i, Keyword::Template)
     }
 
     /// Whether a constructor starts at `i` in a struct body: attributes and `inline`,

@@ -2,7 +2,7 @@
 
 use chumsky::prelude::*;
 
-use crate::ast::{Block, Init, Stmt, StmtKind, VarDecl};
+use crate::ast::{Block, Init, Item, Stmt, StmtKind, VarDecl};
 use crate::source::Span;
 use crate::token::{Keyword, Punct};
 
@@ -84,8 +84,12 @@ fn var_decl_with<'a>(ep: &ExprParsers<'a>, init: BoxedP<'a, Init>) -> BoxedP<'a,
         .boxed()
 }
 
-/// Builds the statement parsers.
-pub(crate) fn stmt_parsers<'a>(ep: &ExprParsers<'a>) -> StmtParsers<'a> {
+/// Builds the statement parsers. `item` parses a declaration: a function body may declare
+/// classes (`struct S { ... };`), which hold functions, which hold statements.
+pub(crate) fn stmt_parsers<'a>(
+    ep: &ExprParsers<'a>,
+    item: BoxedP<'a, Vec<Item>>,
+) -> StmtParsers<'a> {
     let decl = local_var_decl(ep);
     let semi = || punct(Punct::Semi);
     let stmt = recursive(|stmt| {
@@ -207,13 +211,17 @@ pub(crate) fn stmt_parsers<'a>(ep: &ExprParsers<'a>) -> StmtParsers<'a> {
             .then(semi())
             .to(StmtKind::Empty);
         let local_item = local_items(ep).map(StmtKind::Items);
-        let local_type = guard("statement", Ctx::type_definition_starts)
+        let local_class = guard("statement", Ctx::local_class_starts)
+            .ignore_then(item.clone())
+            .map(StmtKind::Items);
+        // C++ has no local templates (and a local class no member templates).
+        let local_template = guard("statement", Ctx::template_starts)
             .ignore_then(skip_with("declaration", Ctx::skip_decl))
             .validate(|_, e, emitter| {
                 emitter.emit(custom_error(
                     e.span(),
-                    "struct, union and template declarations inside functions are not supported",
-                    "move this declaration out of the function",
+                    "templates cannot be declared inside a function",
+                    "C++ has no local templates: move this declaration out of the function",
                 ));
                 StmtKind::Error
             });
@@ -243,7 +251,8 @@ pub(crate) fn stmt_parsers<'a>(ep: &ExprParsers<'a>) -> StmtParsers<'a> {
                 try_.boxed(),
                 using_namespace.boxed(),
                 local_item.boxed(),
-                local_type.boxed(),
+                local_class.boxed(),
+                local_template.boxed(),
                 decl_stmt.boxed(),
                 expr_stmt.boxed(),
             )))

@@ -11,7 +11,6 @@ union Bits {
 
 kernel void image(texture2d<float> img [[texture(0)]],
                   sampler smp [[sampler(0)]],
-                  texture2d_ms<float, access::read> samples [[texture(1)]],
                   device float* out [[buffer(0)]],
                   uint2 gid [[thread_position_in_grid]]) {
     out[gid.x] = 1;
@@ -25,8 +24,12 @@ kernel void matrices(device float* out [[buffer(0)]]) {
     out[0] = 1;
 }
 
-constant float4 weights [[function_constant(0)]];
+struct Weights {
+    float4 w;
+};
 
-kernel void vector_constant(device float4* out [[buffer(0)]]) {
+constant Weights weights [[function_constant(0)]];
+
+kernel void struct_constant(device float4* out [[buffer(0)]]) {
     out[0] = 1;
 }

@@ -1,6 +1,6 @@
-// Constructs refused while parsing, each by name at its location: lambdas and struct
-// declarations inside functions (not supported yet), and what MSL itself forbids (virtual
-// functions, goto). All four are reported.
+// Constructs refused while parsing, each by name at its location: lambdas (not supported
+// yet), and what MSL itself forbids (virtual functions, goto, templates declared inside a
+// function). All four are reported.
 #include <metal_stdlib>
 using namespace metal;
 
@@ -18,7 +18,7 @@ kernel void jumps(device float* out [[buffer(0)]]) {
     out[0] = 1;
 }
 
-kernel void local_types(device float* out [[buffer(0)]]) {
-    struct Pair { float a, b; };
+kernel void local_templates(device float* out [[buffer(0)]]) {
+    template <typename T> struct Pair { T a, b; };
     out[0] = 1;
 }
