@@ -132,6 +132,11 @@ pub struct CacheLevel {
     /// data than read data. Absent: 1, like a clean line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_line_ways: Option<u32>,
+    /// Ways of its set a dirty line with a sector written in part takes (1 to `ways`;
+    /// needs `memory.partial_sector_read`): a cache that holds less of such data than of
+    /// whole written sectors. Absent: as `dirty_line_ways`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_line_ways: Option<u32>,
 }
 
 /// Unified memory (DRAM).
@@ -187,6 +192,13 @@ pub struct Memory {
     /// only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_sector_cycles: Option<f64>,
+    /// Whether a dirty sector leaving the last cache level holding only part of its bytes
+    /// (brought in by stores that did not write all of it) is read from DRAM to be merged
+    /// before it is written: memory whose error-correcting code covers a whole sector
+    /// writes only whole sectors (needs `sector_bytes`; caches then track written bytes
+    /// in 8-byte units). Absent: false, a partial sector is written as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_sector_read: Option<bool>,
     /// Per-core L1 data cache.
     pub l1: CacheLevel,
     /// GPU L2, shared by all cores.
@@ -498,6 +510,20 @@ impl Gpu {
                 ));
             }
         }
+        if m.partial_sector_read == Some(true) {
+            if m.sector_bytes.is_none() {
+                return Err(invalid(
+                    "memory.partial_sector_read",
+                    "needs memory.sector_bytes",
+                ));
+            }
+            if m.line_bytes > 512 {
+                return Err(invalid(
+                    "memory.partial_sector_read",
+                    "needs memory.line_bytes of at most 512 (64 units of 8 bytes)",
+                ));
+            }
+        }
         if let Some(points) = &m.dram.loaded_latency {
             let finite = points
                 .iter()
@@ -528,6 +554,20 @@ impl Gpu {
                     &format!("memory.{name}.dirty_line_ways"),
                     "must be from 1 to the level's ways",
                 ));
+            }
+            if let Some(p) = level.partial_line_ways {
+                if p == 0 || p > level.ways {
+                    return Err(invalid(
+                        &format!("memory.{name}.partial_line_ways"),
+                        "must be from 1 to the level's ways",
+                    ));
+                }
+                if m.partial_sector_read != Some(true) {
+                    return Err(invalid(
+                        &format!("memory.{name}.partial_line_ways"),
+                        "needs memory.partial_sector_read = true",
+                    ));
+                }
             }
             if !(level.bytes_per_cycle > 0.0 && level.bytes_per_cycle.is_finite()) {
                 return Err(invalid(
@@ -811,6 +851,16 @@ mod tests {
         assert!(e.contains("memory.dram.loaded_latency"), "{e}");
         let e = error_of(|t| t.replace("[memory.l1]", "store_sector_cycles = 2.0\n\n[memory.l1]"));
         assert!(e.contains("needs memory.sector_bytes"), "{e}");
+        let e = error_of(|t| t.replace("[memory.l1]", "partial_sector_read = true\n\n[memory.l1]"));
+        let e2 = error_of(|t| t.replace("[memory.slc]", "partial_line_ways = 2\n\n[memory.slc]"));
+        assert!(
+            e2.contains("memory.l2.partial_line_ways") && e2.contains("partial_sector_read"),
+            "{e2}"
+        );
+        assert!(
+            e.contains("memory.partial_sector_read") && e.contains("needs memory.sector_bytes"),
+            "{e}"
+        );
         let e = error_of(|t| t.replace("[memory.l1]", "sector_bytes = 48\n\n[memory.l1]"));
         assert!(e.contains("memory.sector_bytes"), "{e}");
         let e = error_of(|t| {

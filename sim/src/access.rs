@@ -204,7 +204,7 @@ pub(crate) fn store(
         spaces.write_logged((storage, start), addrs, values, mask, n);
         return Ok(());
     }
-    let fast = base.and_then(|base| spaces.shared(base));
+    let fast = base.and_then(|base| spaces.shared_mut(base));
     match fast {
         Some(mem) => match n {
             1 => scatter::<1>(mem, addrs, values, mask),

@@ -119,6 +119,9 @@ pub(crate) struct Context<'a, 'b> {
     pub simd: u32,
     /// Where memory accesses are recorded.
     pub access: &'a mut Access,
+    /// Whether `access` gets the lanes' addresses (a timing model reads them; an untimed
+    /// run reads only the counts and saves copying 32 addresses per access).
+    pub keep_addrs: bool,
     /// The sanitizer's findings and device-memory tags.
     pub sanitizer: &'b mut Sanitizer,
     /// The sanitizer's shadow of the threadgroup's memory.
@@ -286,7 +289,15 @@ pub(crate) fn execute(
             // The 32-bit bank: the destination cannot be the address register.
             let addrs = &regs.r64[a as usize];
             let v = access::load32(cx.regions, &mut cx.spaces, space, ty, addrs, mask)?;
-            record(cx.access, space, AccessKind::Load, ty.bytes(), addrs, mask);
+            record(
+                cx.access,
+                cx.keep_addrs,
+                space,
+                AccessKind::Load,
+                ty.bytes(),
+                addrs,
+                mask,
+            );
             if space == Space::Threadgroup {
                 cx.watch(space, Touch::Read, addrs, ty.bytes(), mask, pc);
             }
@@ -297,7 +308,15 @@ pub(crate) fn execute(
             let addrs = regs.r64[a as usize];
             let v = access::load(cx.regions, &mut cx.spaces, space, ty, &addrs, mask)?;
             regs.put(ty.is_wide(), dst, &v, mask);
-            record(cx.access, space, AccessKind::Load, ty.bytes(), &addrs, mask);
+            record(
+                cx.access,
+                cx.keep_addrs,
+                space,
+                AccessKind::Load,
+                ty.bytes(),
+                &addrs,
+                mask,
+            );
             if space == Space::Threadgroup {
                 cx.watch(space, Touch::Read, &addrs, ty.bytes(), mask, pc);
             }
@@ -326,6 +345,7 @@ pub(crate) fn execute(
             access::store(cx.regions, &mut cx.spaces, space, ty, &addrs, &v, mask)?;
             record(
                 cx.access,
+                cx.keep_addrs,
                 space,
                 AccessKind::Store,
                 ty.bytes(),
@@ -412,8 +432,10 @@ pub(crate) fn execute(
     })
 }
 
+/// Records an access in `access` (its addresses only with `keep_addrs`).
 pub(crate) fn record(
     access: &mut Access,
+    keep_addrs: bool,
     space: Space,
     kind: AccessKind,
     bytes: u32,
@@ -424,6 +446,8 @@ pub(crate) fn record(
     access.kind = kind;
     access.bytes = bytes;
     access.mask = mask;
-    access.addrs = *addrs;
+    if keep_addrs {
+        access.addrs = *addrs;
+    }
     access.second = None;
 }

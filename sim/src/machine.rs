@@ -9,7 +9,7 @@ use metalsim_traces::SimdgroupRecording;
 use crate::dispatch::{Geometry, LANES, Shape};
 use crate::exec::{self, Access, Context, Effect, Executed};
 use crate::fault::{FaultKind, Finding, KernelFault, Trap};
-use crate::memory::{AccessKind, Memory, Regions, Spaces, Storage, Write};
+use crate::memory::{AccessKind, Memory, Regions, Spaces, Storage, WriteLog};
 use crate::program::{Kind, Program};
 use crate::progress::Progress;
 use crate::record::{self, Recorder, RegisterMap};
@@ -192,7 +192,7 @@ pub(crate) struct Stretch {
     /// Findings first seen in it, with their instructions.
     pub findings: Vec<(Finding, u32)>,
     /// Its global writes, in order.
-    pub writes: Vec<Write>,
+    pub writes: WriteLog,
     /// Its plain device stores, for the sanitizer's race check.
     pub device_stores: Vec<DeviceStore>,
 }
@@ -250,7 +250,7 @@ pub(crate) struct Machine<'a> {
     /// Global writes are logged in `writes` (parallel untimed runs).
     logging: bool,
     /// The global writes of the current stretch, when logging.
-    writes: Vec<Write>,
+    writes: WriteLog,
 }
 
 impl<'a> Machine<'a> {
@@ -295,7 +295,7 @@ impl<'a> Machine<'a> {
                 .iter()
                 .any(|i| matches!(i.kind, Kind::Atomic(_, Space::Device | Space::Constant, _))),
             logging: false,
-            writes: Vec::new(),
+            writes: WriteLog::default(),
         }
     }
 
@@ -521,7 +521,7 @@ impl<'a> Machine<'a> {
                     from.memory.global.get(i as usize),
                 )
             {
-                dst.copy_from_slice(src);
+                dst.get_mut().copy_from_slice(src.get());
             }
         }
     }
@@ -556,7 +556,8 @@ impl<'a> Machine<'a> {
 
     /// Readies the machine for a parallel run: global writes are logged (so a stretch can
     /// be undone here and replayed on the other workers' copies) and device stores reach
-    /// the sanitizer's race check only when the scheduler replays them in a fixed order.
+    /// the sanitizer's race check only when the scheduler replays them in a fixed order;
+    /// [`Machine::last_access`] no longer holds the addresses.
     pub fn parallel_mode(&mut self) {
         self.logging = true;
         self.sanitizer.defer_device_stores();
@@ -575,8 +576,7 @@ impl<'a> Machine<'a> {
     /// Ends a stretch: what it counted, found and wrote. With `undo`, its global writes
     /// are undone here (the memory is back to the round's start).
     pub fn end_stretch(&mut self, undo: bool) -> Stretch {
-        // The next stretch likely writes as much: room for that at once, not by doubling.
-        let room = Vec::with_capacity(self.writes.len());
+        let room = self.writes.with_room_of();
         let writes = std::mem::replace(&mut self.writes, room);
         if undo {
             self.memory.undo(&writes);
@@ -591,7 +591,7 @@ impl<'a> Machine<'a> {
     }
 
     /// Replays another worker's global writes on this machine's memory.
-    pub fn redo(&mut self, writes: &[Write]) {
+    pub fn redo(&mut self, writes: &WriteLog) {
         self.memory.redo(writes);
     }
 
@@ -627,7 +627,8 @@ impl<'a> Machine<'a> {
         self.findings = findings;
     }
 
-    /// The last memory access (valid right after a step that reported [`Effect::Memory`]).
+    /// The last memory access (valid right after a step that reported [`Effect::Memory`];
+    /// its addresses only outside parallel mode, which no timing model reads).
     pub fn last_access(&self) -> &Access {
         &self.access
     }
@@ -729,6 +730,8 @@ impl<'a> Machine<'a> {
             shape: &tg.shape,
             simd: group.index,
             access: &mut self.access,
+            // Only a timing model reads the addresses; parallel (untimed) runs skip them.
+            keep_addrs: !self.logging,
             sanitizer: &mut self.sanitizer,
             shadow: TgShadow {
                 shadow: &mut tg.shadow,
@@ -809,7 +812,7 @@ impl<'a> Machine<'a> {
             // Only memory instructions log writes.
             if DEFER
                 && ex.effect == Effect::Memory
-                && cx.spaces.log.as_deref().map_or(0, Vec::len) >= STRETCH_WRITES
+                && cx.spaces.log.as_deref().map_or(0, WriteLog::lanes) >= STRETCH_WRITES
             {
                 group.yielded = true;
                 break Ok(ex);

@@ -31,7 +31,7 @@
 //! thread and address and a count of the instruction's executions that showed it.
 
 use crate::fault::{FaultKind, Trap};
-use crate::memory::{OFFSET_BITS, Regions, Storage, active_bits_differ, offset_of};
+use crate::memory::{OFFSET_BITS, Regions, Storage, active_bits_differ, offset_of, unit_stride};
 use crate::simt::LaneMask;
 
 /// No SIMD-group (in [`Cell::writer`] and [`Cell::reader`]).
@@ -314,6 +314,25 @@ impl Sanitizer {
             let tags = &mut self.device[i];
             let low = (1u32 << n) - 1;
             let mut clashes = 0u32;
+            let at = offset_of(addrs[0]) as usize;
+            let word = at / 4;
+            if mask == u32::MAX && unit_stride(addrs, 4) && word + 32 <= tags.len() {
+                // Every lane in the same bytes of its own word, the words consecutive:
+                // the lane loop below on one slice, without a test per lane
+                // (vectorized).
+                let bytes = low << (at % 4);
+                for (lane, t) in tags[word..word + 32].iter_mut().enumerate() {
+                    let (who, stored) = (*t >> 4, *t & 0xf);
+                    let clash = who != 0 && who != owner && stored & bytes != 0;
+                    clashes |= (clash as u32) << lane;
+                    *t = owner << 4 | if who == owner { stored } else { 0 } | bytes;
+                }
+                if clashes != 0 {
+                    let lane = clashes.trailing_zeros();
+                    race = Some((lane, addrs[lane as usize]));
+                }
+                return self.report_device_race(regions, race, simd, pc);
+            }
             for (lane, &addr) in addrs.iter().enumerate() {
                 if mask >> lane & 1 == 0 {
                     continue;
@@ -1040,6 +1059,38 @@ mod tests {
         accesses.push((0, Write, 7, false));
         let found = check_after_filling(&accesses);
         assert_eq!(found, [(Race, accesses.len() as u32 - 1, Some(last))]);
+    }
+
+    #[test]
+    fn unit_stride_device_stores_race_like_lane_by_lane_ones() {
+        // "out" of 64 words. Threadgroup 0 stores byte 1 of words 0..31 (a `uchar4`
+        // member store) and whole words 32..63; threadgroup 1 byte 0 of words 0..31 (no
+        // race: other bytes); threadgroup 2 whole words 0..31 (a race in lane 0). All
+        // lanes take the unit-stride path; with lane 31 off, the lane-by-lane one.
+        let mut r = regions();
+        r.0[2].size = 256;
+        let from =
+            |first: u64| -> [u64; 32] { std::array::from_fn(|l| address(2, first + l as u64 * 4)) };
+        let run = |mask: u32| {
+            let mut s = Sanitizer::default();
+            let mut found = Vec::new();
+            for (addrs, n, group, pc) in [
+                (from(1), 1, 0, 3),
+                (from(128), 4, 0, 4),
+                (from(0), 1, 1, 5),
+                (from(0), 4, 2, 7),
+            ] {
+                s.device_store(&r, &addrs, n, mask, group, 0, pc);
+                found.extend(s.take_pending().into_iter().map(|p| {
+                    let t = p.trap;
+                    (p.pc, t.kind, t.lane, t.offset)
+                }));
+            }
+            found
+        };
+        let want = [(7, FaultKind::DeviceRace, 0, Some(0))];
+        assert_eq!(run(u32::MAX), want);
+        assert_eq!(run(u32::MAX >> 1), want);
     }
 
     #[test]

@@ -459,13 +459,29 @@ impl Emitter<'_> {
                 }
             }
             Op::PtrAdd { scale } => {
+                // Pointer arithmetic on an element of the scale's size, rather than on
+                // integers: nvcc then forms the address with one wide multiply-add
+                // (`IMAD.WIDE`), as the ISA's one `ptradd`, where a 64-bit integer add
+                // takes two instructions and a carry (docs/validation.md, "SIMD
+                // efficiency").
                 let ity = arg_ty(1);
                 let index = if ity.is_signed() {
-                    format!("(uint64_t)(int64_t){}", a[1])
+                    format!("(int64_t){}", a[1])
                 } else {
                     format!("(uint64_t){}", a[1])
                 };
-                assign(format!("{} + {index} * {scale}ull", a[0]))
+                let element = match scale {
+                    1 => Some("uint8_t"),
+                    2 => Some("uint16_t"),
+                    4 => Some("uint32_t"),
+                    8 => Some("uint64_t"),
+                    16 => Some("uint4"),
+                    _ => None,
+                };
+                assign(match element {
+                    Some(e) => format!("(uint64_t)(({e}*){} + {index})", a[0]),
+                    None => format!("(uint64_t)((uint8_t*){} + {index} * {scale})", a[0]),
+                })
             }
             Op::Load(space) => assign(load(space, ty, &a[0], 0)),
             Op::Store(space) => Ok(store(space, ty, &a[0], 0, &a[1])),

@@ -101,6 +101,7 @@ pub(super) fn load_vec(
     }
     record(
         cx.access,
+        cx.keep_addrs,
         space,
         AccessKind::Load,
         ty.bytes() * n as u32,
@@ -134,7 +135,15 @@ pub(super) fn store_vec(
         let v = regs.get(ty.is_wide(), cx.program.operands[b as usize + i]);
         access::store(cx.regions, &mut cx.spaces, space, ty, p, &v, mask)?;
     }
-    record(cx.access, space, kind, ty.bytes() * n as u32, &base, mask);
+    record(
+        cx.access,
+        cx.keep_addrs,
+        space,
+        kind,
+        ty.bytes() * n as u32,
+        &base,
+        mask,
+    );
     cx.watch(space, Touch::Write, &base, ty.bytes() * n as u32, mask, pc);
     Ok(())
 }
@@ -168,6 +177,7 @@ pub(super) fn matrix_load(
     }
     record_matrix(
         cx.access,
+        cx.keep_addrs,
         space,
         AccessKind::Load,
         ty,
@@ -202,7 +212,16 @@ pub(super) fn matrix_store(
         let v = widen(&regs.r32[cx.program.operands[c as usize + k] as usize]);
         access::store(cx.regions, &mut cx.spaces, space, ty, p, &v, mask)?;
     }
-    record_matrix(cx.access, space, kind, ty, &pieces, transpose, mask);
+    record_matrix(
+        cx.access,
+        cx.keep_addrs,
+        space,
+        kind,
+        ty,
+        &pieces,
+        transpose,
+        mask,
+    );
     for p in &pieces {
         cx.watch(space, Touch::Write, p, ty.bytes(), mask, pc);
     }
@@ -267,6 +286,7 @@ pub(super) fn atomic(
     }
     record(
         cx.access,
+        cx.keep_addrs,
         space,
         AccessKind::Atomic,
         ty.bytes(),
@@ -318,8 +338,10 @@ pub(super) fn cross(
 
 /// Records a matrix access: one piece of both elements per lane when they are adjacent
 /// (a row-major matrix), two pieces a row apart when transposed.
+#[allow(clippy::too_many_arguments)]
 fn record_matrix(
     access: &mut Access,
+    keep_addrs: bool,
     space: Space,
     kind: AccessKind,
     ty: Type,
@@ -328,10 +350,26 @@ fn record_matrix(
     mask: LaneMask,
 ) {
     if transpose {
-        record(access, space, kind, ty.bytes(), &pieces[0], mask);
+        record(
+            access,
+            keep_addrs,
+            space,
+            kind,
+            ty.bytes(),
+            &pieces[0],
+            mask,
+        );
         access.second = Some(pieces[1]);
     } else {
-        record(access, space, kind, 2 * ty.bytes(), &pieces[0], mask);
+        record(
+            access,
+            keep_addrs,
+            space,
+            kind,
+            2 * ty.bytes(),
+            &pieces[0],
+            mask,
+        );
     }
 }
 

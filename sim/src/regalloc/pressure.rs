@@ -25,17 +25,40 @@
 //!   instruction's addressing mode: it takes no register, and its operands stay live up to
 //!   the memory instruction instead.
 //!
+//! - Values the same for the whole dispatch are computed once, by a preamble, and held in
+//!   uniform registers, which ALU instructions read as any source of at most 32 bits
+//!   (Mesa, `agx_lower_uniform_sources.c`: memory instructions take a uniform only as
+//!   their base, the default case "ALU cannot access 64-bit uniforms"; Mesa's
+//!   `agx_nir_opt_preamble.c` hoists them, and Apple's own compiler does the same: DJ's
+//!   disassembly of its output loads from a buffer at a uniform address, computes, and
+//!   ends with `uniform_store`s). Such values are loads from the `constant` address space
+//!   at a dispatch-uniform address (kernel arguments such as `constant uint& n`), the
+//!   grid's and dispatched threadgroup's sizes, and ALU results and addresses of only
+//!   such values and constants. Those the rest of the function reads take no
+//!   general-purpose register while the file (256 words) holds them, addresses first;
+//!   the rest, and 64-bit values other than addresses, are held in general-purpose
+//!   registers. A uniform operand an instruction cannot read from the file (a memory
+//!   instruction's index or data, a cross-lane or matrix operand) takes a copy live only
+//!   up to that instruction. Values used only within the preamble take nothing. The
+//!   preamble's instructions still run in every SIMD-group (how often Apple's preamble
+//!   runs is not published): only the registers are modelled.
+//!
 //! Constants are immediates and take none. Thread-memory (stack) addresses and every other
 //! 64-bit value keep four halves. The peak is the most halves live at once
 //! (results counted with the values live across their instruction): what an allocator
 //! that packs SSA values without waste needs, as Apple's compiler is taken to.
 
-use metalsim_isa::{Block, Cfg, Function, Op, Type, Value};
+use metalsim_isa::{Block, Cfg, Function, InstData, Op, Space, SpecialReg, Type, Value};
 
 use super::{BitSet, RegisterUse, liveness};
 
 /// Half-registers of a value that takes none.
 const NONE: u32 = 0;
+
+/// The uniform register file in 16-bit halves: u0-u255, 32 bits each (DJ, §2). It is the
+/// range of the G13 encoding's uniform operands (a 9-bit index in 16-bit units, DJ's
+/// `ALUSrcDesc`) and Mesa's "hardware size is 512" (`agx_nir_opt_preamble.c`).
+const UNIFORM_FILE_HALVES: u32 = 512;
 
 /// What each value costs and which values a memory instruction addresses through.
 struct Costs {
@@ -43,6 +66,10 @@ struct Costs {
     halves: Vec<u32>,
     /// For a `ptradd` folded into the addressing of its memory instructions, its operands.
     folded: Vec<Option<[Value; 2]>>,
+    /// Whether each value is a scalar the shader reads from a uniform register.
+    uniform_scalar: Vec<bool>,
+    /// Whether each value is the same for the whole dispatch (computed by the preamble).
+    preamble: Vec<bool>,
 }
 
 /// The defining operation and operands of each value defined by an instruction.
@@ -73,6 +100,63 @@ fn addresses_memory(op: Op) -> bool {
     )
 }
 
+/// Whether `op` is an ALU operation, whose every source may be a uniform register of at
+/// most 32 bits (Mesa, `agx_lower_uniform_sources.c`).
+fn is_alu(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Add
+            | Op::Sub
+            | Op::Mul
+            | Op::Div
+            | Op::Rem
+            | Op::Neg
+            | Op::Abs
+            | Op::Min
+            | Op::Max
+            | Op::Fma
+            | Op::And
+            | Op::Or
+            | Op::Xor
+            | Op::Not
+            | Op::Shl
+            | Op::Shr
+            | Op::Clz
+            | Op::Ctz
+            | Op::Popcount
+            | Op::MulHi
+            | Op::Math(_)
+            | Op::PreciseMath(_)
+            | Op::Int(_)
+            | Op::Cmp(_)
+            | Op::Select
+            | Op::Cvt { .. }
+            | Op::Bitcast { .. }
+    )
+}
+
+/// Whether a special register is the same for every thread of a dispatch (the grid's and
+/// the dispatched threadgroup's sizes; DJ names `threads_per_grid` as a uniform).
+fn dispatch_uniform_sreg(s: SpecialReg) -> bool {
+    use SpecialReg as S;
+    matches!(
+        s,
+        S::ThreadsPerGridX
+            | S::ThreadsPerGridY
+            | S::ThreadsPerGridZ
+            | S::DispatchThreadsPerThreadgroupX
+            | S::DispatchThreadsPerThreadgroupY
+            | S::DispatchThreadsPerThreadgroupZ
+            | S::ThreadgroupsPerGridX
+            | S::ThreadgroupsPerGridY
+            | S::ThreadgroupsPerGridZ
+            | S::ThreadExecutionWidth
+            | S::ThreadsPerSimdgroup
+            | S::DispatchSimdgroupsPerThreadgroup
+            | S::DispatchQuadgroupsPerThreadgroup
+    )
+}
+
 /// The half-registers of a value of type `ty` held in general-purpose registers.
 fn halves_of(ty: Type) -> u32 {
     match ty.bits() {
@@ -88,6 +172,9 @@ impl Costs {
         let defs = definitions(f, rpo);
         let is_const = |v: Value| matches!(defs[v.index()], Some((Op::Const(_), _)));
 
+        // Values the same for the whole dispatch (constants included), in definition
+        // order: block parameters are never counted as such.
+        let mut dispatch_uniform = vec![false; nv];
         // Dispatch-uniform addresses (uniform registers), in definition order.
         let mut uniform = vec![false; nv];
         // Threadgroup addresses: bases, `ptradd`s and `select`s of them, and block
@@ -103,13 +190,30 @@ impl Costs {
             for &b in rpo {
                 for &i in &f.block(b).insts {
                     let inst = f.inst(i);
-                    let Some(r) = inst.result() else { continue };
                     let a = &inst.args;
+                    let all_uniform = a.iter().all(|v| dispatch_uniform[v.index()]);
+                    let d = match inst.op {
+                        Op::Const(_)
+                        | Op::BufferAddr(_)
+                        | Op::DataAddr(_)
+                        | Op::ThreadgroupAddr(_)
+                        | Op::ThreadgroupParamAddr(_) => true,
+                        Op::Sreg(s) => dispatch_uniform_sreg(s),
+                        Op::PtrAdd { .. } => all_uniform,
+                        Op::Load(Space::Constant) | Op::LoadVec(Space::Constant, _) => {
+                            uniform[a[0].index()] && all_uniform
+                        }
+                        op => is_alu(op) && all_uniform,
+                    };
+                    for &r in &inst.results {
+                        dispatch_uniform[r.index()] = d;
+                    }
+                    let Some(r) = inst.result() else { continue };
                     let (u, t) = match inst.op {
                         Op::BufferAddr(_) | Op::DataAddr(_) => (true, false),
                         Op::ThreadgroupAddr(_) | Op::ThreadgroupParamAddr(_) => (true, true),
                         Op::PtrAdd { .. } => (
-                            uniform[a[0].index()] && is_const(a[1]),
+                            uniform[a[0].index()] && dispatch_uniform[a[1].index()],
                             threadgroup[a[0].index()],
                         ),
                         Op::Select => (
@@ -139,6 +243,12 @@ impl Costs {
             }
         }
 
+        // Instructions of the preamble (every result dispatch-uniform) run once, apart
+        // from the SIMD-groups; the values the rest of the function reads from them are
+        // held in uniform registers.
+        let in_preamble = |inst: &InstData| {
+            !inst.results.is_empty() && inst.results.iter().all(|r| dispatch_uniform[r.index()])
+        };
         // Addresses used only as the address of memory instructions, and computed as a
         // uniform base plus an index or any address plus a constant, are folded into
         // those instructions.
@@ -167,11 +277,67 @@ impl Costs {
                 folded[v] = Some([a[0], a[1]]);
             }
         }
+        // What the shader (not the preamble) reads, through folded addresses.
+        let mut read_by_shader = vec![false; nv];
+        for &b in rpo {
+            let data = f.block(b);
+            for &i in &data.insts {
+                let inst = f.inst(i);
+                if in_preamble(inst) {
+                    continue;
+                }
+                for &a in &inst.args {
+                    read_by_shader[a.index()] = true;
+                    for o in folded[a.index()].into_iter().flatten() {
+                        read_by_shader[o.index()] = true;
+                    }
+                }
+            }
+            for v in data.term.uses() {
+                read_by_shader[v.index()] = true;
+            }
+        }
+
+        // The uniform registers the shader reads: addresses first (memory instructions
+        // take their base from the low half of the file), then scalars of at most 32
+        // bits in definition order, as long as the file holds them; the rest are held
+        // in general-purpose registers. A 64-bit value other than an address stays in
+        // general-purpose registers (ALU instructions cannot read 64-bit uniforms).
+        let mut uniform_file = 0u32;
+        for v in 0..nv {
+            if uniform[v] && read_by_shader[v] && folded[v].is_none() {
+                uniform_file += if threadgroup[v] { 1 } else { 4 };
+            }
+        }
+        let mut uniform_scalar = vec![false; nv];
+        for &b in rpo {
+            for &i in &f.block(b).insts {
+                for &r in &f.inst(i).results {
+                    let (v, ty) = (r.index(), f.value_type(r));
+                    if dispatch_uniform[v]
+                        && !uniform[v]
+                        && !is_const(r)
+                        && read_by_shader[v]
+                        && ty.bits() <= 32
+                        && uniform_file + halves_of(ty) <= UNIFORM_FILE_HALVES
+                    {
+                        uniform_file += halves_of(ty);
+                        uniform_scalar[v] = true;
+                    }
+                }
+            }
+        }
 
         let halves = (0..nv)
             .map(|v| {
                 let value = Value(v as u32);
-                if is_const(value) || uniform[v] || folded[v].is_some() {
+                let preamble_only = dispatch_uniform[v] && !read_by_shader[v];
+                if is_const(value)
+                    || uniform[v]
+                    || uniform_scalar[v]
+                    || preamble_only
+                    || folded[v].is_some()
+                {
                     NONE
                 } else if threadgroup[v] {
                     1
@@ -180,7 +346,45 @@ impl Costs {
                 }
             })
             .collect();
-        Costs { halves, folded }
+        let preamble = (0..nv).map(|v| dispatch_uniform[v]).collect();
+        Costs {
+            halves,
+            folded,
+            uniform_scalar,
+            preamble,
+        }
+    }
+
+    /// The half-registers an instruction of the shader (not of the preamble) needs for
+    /// copies of uniform operands it cannot read from the uniform file, live only up to
+    /// it: memory instructions read a uniform only as their base address, and
+    /// instructions other than ALU ones (cross-lane, matrix) none.
+    fn copies(&self, f: &Function, inst: &InstData) -> u64 {
+        if !inst.results.is_empty() && inst.results.iter().all(|r| self.preamble[r.index()]) {
+            return 0;
+        }
+        let memory = addresses_memory(inst.op);
+        let alu = is_alu(inst.op) || matches!(inst.op, Op::PtrAdd { .. });
+        let mut copied: Vec<Value> = Vec::new();
+        let mut need = |v: Value| {
+            if self.uniform_scalar[v.index()] && !copied.contains(&v) {
+                copied.push(v);
+            }
+        };
+        for (k, &a) in inst.args.iter().enumerate() {
+            if memory && k == 0 {
+                // The base is read from the uniform file; a folded index is not.
+                if let Some([_, index]) = self.folded[a.index()] {
+                    need(index);
+                }
+            } else if !alu {
+                need(a);
+            }
+        }
+        copied
+            .iter()
+            .map(|&v| halves_of(f.value_type(v)) as u64)
+            .sum()
     }
 
     /// The values an instruction's operand keeps in registers up to the instruction.
@@ -299,7 +503,7 @@ pub(super) fn register_use(f: &Function, cfg: &Cfg) -> Pressure {
             for v in inst.args.iter().flat_map(|&a| costs.operand_values(a)) {
                 live.insert(v);
             }
-            peak = peak.max(live.halves);
+            peak = peak.max(live.halves + costs.copies(f, inst));
         }
     }
     Pressure {
@@ -382,6 +586,76 @@ mod tests {
         let u = check(BUFFER, &body);
         // Four f32 (8 halves) and the 64-bit p (4 halves) at the last load.
         assert_eq!(u.peak, 6);
+    }
+
+    /// A kernel argument `constant uint& n` (buffer 0) and an output buffer (buffer 1).
+    const ARGUMENT: &str = "  param buffer(0) n constant readonly ref type \"uint\" size 4 align 4\n  param buffer(1) out device type \"uint\" size 4 align 4\n";
+
+    /// A loop over `i < n` that keeps `i`, a thread value and the sum live, with `n`
+    /// loaded from `space`.
+    fn loop_over_argument(space: &str) -> String {
+        format!(
+            "bb0:\n v0 = buffer_addr.0\n v1 = ld.{space}.u32 v0\n v2 = sreg.thread_position_in_grid.x\n v3 = const.u32 0\n v4 = const.u32 1\n v20 = mul.u32 v1, v1\n br bb1(v3, v3)\nbb1(v5:u32, v6:u32):\n v7 = add.u32 v5, v2\n v8 = add.u32 v6, v7\n v9 = add.u32 v8, v20\n v10 = add.u32 v5, v4\n v11 = cmp.lt.u32 v10, v1\n br_if v11, bb1(v10, v9), bb2\nbb2:\n v12 = buffer_addr.1\n v13 = ptradd.4 v12, v2\n st.device.u32 v13, v9\n ret\n"
+        )
+    }
+
+    #[test]
+    fn dispatch_uniform_scalars_live_in_uniform_registers() {
+        // n (a `constant` load at a buffer's address) and n * n are the same for the
+        // whole dispatch: the loop holds i, the thread's x and the sum (6 halves) and,
+        // at the adds, one temporary (2): 8 halves, 4 registers.
+        assert_eq!(check(ARGUMENT, &loop_over_argument("constant")).peak, 4);
+        // Loaded from `device` memory, n can change during the dispatch: n and n * n
+        // are held too, 4 halves more.
+        assert_eq!(check(ARGUMENT, &loop_over_argument("device")).peak, 6);
+    }
+
+    #[test]
+    fn a_uniform_operand_a_memory_instruction_cannot_take_is_copied_up_to_it() {
+        // n stored as data: the store reads it from a general-purpose copy (2 halves)
+        // next to the index (2 halves); n itself takes none before.
+        let u = check(
+            ARGUMENT,
+            "bb0:\n v0 = buffer_addr.0\n v1 = ld.constant.u32 v0\n v2 = sreg.thread_position_in_grid.x\n v3 = buffer_addr.1\n v4 = ptradd.4 v3, v2\n st.device.u32 v4, v1\n ret\n",
+        );
+        assert_eq!(u.peak, 2);
+        // Stored as data next to three thread values: the copy is the fourth register.
+        let u = check(
+            ARGUMENT,
+            "bb0:\n v0 = buffer_addr.0\n v1 = ld.constant.u32 v0\n v2 = sreg.thread_position_in_grid.x\n v5 = sreg.thread_position_in_grid.y\n v6 = sreg.thread_position_in_grid.z\n v3 = buffer_addr.1\n v4 = ptradd.4 v3, v2\n st.device.u32 v4, v1\n v7 = add.u32 v5, v6\n st.device.u32 v4, v7\n ret\n",
+        );
+        assert_eq!(u.peak, 4);
+    }
+
+    #[test]
+    fn uniforms_past_the_file_are_held_in_registers() {
+        // 300 kernel-argument words read after the thread's x: the buffer address takes
+        // 4 of the file's 512 halves, 254 words fit, and the last 46 are held (92
+        // halves) until the chain of adds reads them, next to the sum (2).
+        let mut body =
+            String::from("bb0:\n v0 = buffer_addr.0\n v1 = sreg.thread_position_in_grid.x\n");
+        for k in 0..300 {
+            body += &format!(
+                " v{} = const.i64 {}\n v{} = ptradd.1 v0, v{}\n v{} = ld.constant.u32 v{}\n",
+                1000 + k,
+                4 * k,
+                2000 + k,
+                1000 + k,
+                3000 + k,
+                2000 + k
+            );
+        }
+        let mut acc = 1;
+        for k in 0..300 {
+            body += &format!(" v{} = add.u32 v{acc}, v{}\n", 4000 + k, 3000 + k);
+            acc = 4000 + k;
+        }
+        body += &format!(
+            " v9 = buffer_addr.1\n v10 = ptradd.4 v9, v1\n st.device.u32 v10, v{acc}\n ret\n"
+        );
+        let u = check(ARGUMENT, &body);
+        // 92 halves of held words, x and the sum: 96 halves, 48 registers.
+        assert_eq!(u.peak, 48);
     }
 
     #[test]

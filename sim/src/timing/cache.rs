@@ -1,8 +1,36 @@
-//! A set-associative cache with LRU replacement, dirty sectors and fill times, over line
-//! numbers. A line's dirty state is a mask of its sectors (bit `i`: sector `i` was
-//! written), so a write-back moves only what was written; a model without sectors marks
-//! whole lines with [`Cache::insert`]'s and [`Cache::mark_dirty`]'s `sectors` all set. Set indices fold the upper line bits in (XOR), as hardware caches hash their
-//! index, so that power-of-two strides do not pile into a few sets.
+//! A set-associative cache with LRU replacement, dirty sectors, held bytes and fill times,
+//! over line numbers. A line's dirty state is a mask of its sectors (bit `i`: sector `i`
+//! was written), so a write-back moves only what was written; a model without sectors
+//! marks whole lines with [`Cache::insert`]'s and [`Cache::mark_dirty`]'s `sectors` all
+//! set. Beside it, a line keeps the mask of the units (the memory system's request
+//! pieces) whose bytes it holds: all of them for a line filled from below
+//! ([`HELD_ALL`]), only those written for one a store brought in, so that the memory
+//! system can tell a sector written in part from a complete one when it leaves. Set
+//! indices fold the upper line bits in (XOR), as hardware caches hash their index, so
+//! that power-of-two strides do not pile into a few sets.
+
+/// The held-units mask of a line whose every byte the cache has (filled from below).
+pub(crate) const HELD_ALL: u64 = u64::MAX;
+
+/// The sectors of `dirty` of which a line holds only some units (`held`), with
+/// `2^per_sector` units to a sector: written in part, never filled from below.
+pub(crate) fn held_in_part(dirty: u64, held: u64, per_sector: u32) -> u64 {
+    if held == HELD_ALL {
+        return 0;
+    }
+    let whole = u64::MAX >> (64 - (1u32 << per_sector).min(64));
+    let mut partial = 0;
+    let mut rest = dirty;
+    while rest != 0 {
+        let s = rest.trailing_zeros();
+        rest &= rest - 1;
+        let units = whole << ((s << per_sector) & 63);
+        if held & units != units {
+            partial |= 1 << s;
+        }
+    }
+    partial
+}
 
 /// A line pushed out by an insertion.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -11,6 +39,8 @@ pub(crate) struct Evicted {
     pub line: u64,
     /// The sectors written since it came in (0: clean).
     pub dirty: u64,
+    /// The units whose bytes it held ([`HELD_ALL`] for a line filled from below).
+    pub held: u64,
 }
 
 /// One way of a set.
@@ -24,6 +54,10 @@ struct Way {
     ready: u64,
     /// Dirty sectors.
     dirty: u64,
+    /// Units whose bytes it holds.
+    held: u64,
+    /// Whether a dirty sector is held in part (see [`Cache::with_partial_ways`]).
+    partial: bool,
 }
 
 /// A set-associative LRU cache. Contents are not modeled (the functional engine holds the
@@ -37,6 +71,10 @@ pub(crate) struct Cache {
     clock: u64,
     /// Ways of its set a dirty line takes (1: like a clean one).
     dirty_ways: u32,
+    /// Ways of its set a line with a dirty sector held in part takes.
+    partial_ways: u32,
+    /// log2 of the units to a sector, where lines held in part take `partial_ways`.
+    per_sector: Option<u32>,
 }
 
 impl Cache {
@@ -51,6 +89,8 @@ impl Cache {
             slots: vec![Way::default(); sets as usize * ways],
             clock: 0,
             dirty_ways: 1,
+            partial_ways: 1,
+            per_sector: None,
         }
     }
 
@@ -59,14 +99,31 @@ impl Cache {
     /// ([`Cache::shed`]).
     pub fn with_dirty_ways(mut self, n: u32) -> Cache {
         self.dirty_ways = n.clamp(1, self.ways as u32);
+        self.partial_ways = self.partial_ways.max(self.dirty_ways);
         self
+    }
+
+    /// The same cache with a dirty line that holds a sector only in part (of
+    /// `2^per_sector` units) taking `n` ways of its set (at least 1); the caller sheds
+    /// as for [`Cache::with_dirty_ways`].
+    pub fn with_partial_ways(mut self, n: u32, per_sector: u32) -> Cache {
+        self.partial_ways = n.clamp(1, self.ways as u32);
+        self.per_sector = Some(per_sector);
+        self
+    }
+
+    /// Whether a line with `dirty` sectors and `held` units holds a dirty sector in part.
+    #[inline]
+    fn in_part(&self, dirty: u64, held: u64) -> bool {
+        self.per_sector
+            .is_some_and(|p| held != HELD_ALL && held_in_part(dirty, held, p) != 0)
     }
 
     /// Pushes out the least recently used line of `line`'s set other than `line` while
     /// the set's lines take more ways than it has (dirty ones taking
     /// [`Cache::with_dirty_ways`]'s): one line per call, `None` once they fit.
     pub fn shed(&mut self, line: u64) -> Option<Evicted> {
-        if self.dirty_ways == 1 {
+        if self.dirty_ways == 1 && self.partial_ways == 1 {
             return None;
         }
         let s = self.set(line);
@@ -74,7 +131,11 @@ impl Cache {
         let taken: u32 = set
             .iter()
             .filter(|w| w.tag != 0)
-            .map(|w| if w.dirty != 0 { self.dirty_ways } else { 1 })
+            .map(|w| match (w.partial, w.dirty != 0) {
+                (true, _) => self.partial_ways,
+                (false, true) => self.dirty_ways,
+                (false, false) => 1,
+            })
             .sum();
         if taken as usize <= self.ways {
             return None;
@@ -89,6 +150,7 @@ impl Cache {
         Some(Evicted {
             line: old.tag - 1,
             dirty: old.dirty,
+            held: old.held,
         })
     }
 
@@ -118,32 +180,45 @@ impl Cache {
         Some(self.slots[i].ready)
     }
 
-    /// Marks `sectors` of a present line dirty (and the line most recent); false when it
-    /// is absent.
-    pub fn mark_dirty(&mut self, line: u64, sectors: u64) -> bool {
+    /// Marks `sectors` of a present line dirty and its `units` held (and the line most
+    /// recent); false when it is absent.
+    pub fn mark_dirty(&mut self, line: u64, sectors: u64, units: u64) -> bool {
         match self.find(line) {
             Some(i) => {
                 self.clock += 1;
-                self.slots[i].stamp = self.clock;
-                self.slots[i].dirty |= sectors;
+                let (dirty, held) = (self.slots[i].dirty | sectors, self.slots[i].held | units);
+                let partial = self.in_part(dirty, held);
+                let w = &mut self.slots[i];
+                w.stamp = self.clock;
+                w.dirty = dirty;
+                w.held = held;
+                w.partial = partial;
                 true
             }
             None => false,
         }
     }
 
-    /// Cleans every dirty line, appending its line number and dirty sectors to `out` (in
-    /// slot order, so runs are deterministic).
-    pub fn take_dirty(&mut self, out: &mut Vec<(u64, u64)>) {
+    /// Cleans every dirty line, appending it to `out` as it would leave (in slot order,
+    /// so runs are deterministic). A cleaned line's bytes are in memory below, so it
+    /// holds them all from then on.
+    pub fn take_dirty(&mut self, out: &mut Vec<Evicted>) {
         for w in self.slots.iter_mut().filter(|w| w.tag != 0 && w.dirty != 0) {
-            out.push((w.tag - 1, w.dirty));
+            out.push(Evicted {
+                line: w.tag - 1,
+                dirty: w.dirty,
+                held: w.held,
+            });
             w.dirty = 0;
+            w.held = HELD_ALL;
+            w.partial = false;
         }
     }
 
-    /// Inserts an absent line with `dirty` sectors whose data arrives at `ready`, replacing
-    /// the least recently used of its set.
-    pub fn insert(&mut self, line: u64, dirty: u64, ready: u64) -> Option<Evicted> {
+    /// Inserts an absent line with `dirty` sectors and `held` units ([`HELD_ALL`] for a
+    /// fill from below) whose data arrives at `ready`, replacing the least recently used
+    /// of its set.
+    pub fn insert(&mut self, line: u64, dirty: u64, held: u64, ready: u64) -> Option<Evicted> {
         let s = self.set(line);
         let mut victim = s;
         let mut oldest = u64::MAX;
@@ -156,15 +231,19 @@ impl Cache {
         }
         let old = self.slots[victim];
         self.clock += 1;
+        let partial = self.in_part(dirty, held);
         self.slots[victim] = Way {
             tag: line + 1,
             stamp: self.clock,
             ready,
             dirty,
+            held,
+            partial,
         };
         (old.tag != 0).then(|| Evicted {
             line: old.tag - 1,
             dirty: old.dirty,
+            held: old.held,
         })
     }
 }
@@ -184,14 +263,15 @@ mod tests {
         let mut c = Cache::new(4 * 128, 2, 128);
         let l = same_set(&c, 3);
         assert_eq!(c.lookup(l[0]), None);
-        assert_eq!(c.insert(l[0], 0, 5), None);
-        assert_eq!(c.insert(l[1], 0b1111, 6), None);
+        assert_eq!(c.insert(l[0], 0, HELD_ALL, 5), None);
+        assert_eq!(c.insert(l[1], 0b1111, HELD_ALL, 6), None);
         assert_eq!(c.lookup(l[0]), Some(5));
         assert_eq!(
-            c.insert(l[2], 0, 7),
+            c.insert(l[2], 0, HELD_ALL, 7),
             Some(Evicted {
                 line: l[1],
-                dirty: 0b1111
+                dirty: 0b1111,
+                held: HELD_ALL,
             })
         );
         assert!(c.lookup(l[0]).is_some() && c.lookup(l[2]).is_some() && c.lookup(l[1]).is_none());
@@ -200,19 +280,23 @@ mod tests {
     #[test]
     fn taking_dirty_lines_cleans_them() {
         let mut c = Cache::new(64 * 4 * 128, 4, 128);
-        c.insert(1, 0b0001, 0);
-        c.insert(2, 0, 0);
-        c.insert(3, 0, 0);
-        assert!(c.mark_dirty(3, 0b0100));
-        assert!(c.mark_dirty(1, 0b1000));
-        assert!(!c.mark_dirty(4, 0b0001), "absent lines are not marked");
+        c.insert(1, 0b0001, HELD_ALL, 0);
+        c.insert(2, 0, HELD_ALL, 0);
+        c.insert(3, 0, HELD_ALL, 0);
+        assert!(c.mark_dirty(3, 0b0100, HELD_ALL));
+        assert!(c.mark_dirty(1, 0b1000, HELD_ALL));
+        assert!(
+            !c.mark_dirty(4, 0b0001, HELD_ALL),
+            "absent lines are not marked"
+        );
         let mut out = Vec::new();
         c.take_dirty(&mut out);
+        let mut out: Vec<(u64, u64)> = out.iter().map(|e| (e.line, e.dirty)).collect();
         out.sort_unstable();
         assert_eq!(out, [(1, 0b1001), (3, 0b0100)]);
-        out.clear();
-        c.take_dirty(&mut out);
-        assert!(out.is_empty());
+        let mut again = Vec::new();
+        c.take_dirty(&mut again);
+        assert!(again.is_empty());
         assert!(c.lookup(1).is_some(), "cleaned lines stay cached");
     }
 
@@ -220,15 +304,48 @@ mod tests {
     fn an_evicted_line_carries_only_the_sectors_written() {
         let mut c = Cache::new(2 * 128, 1, 128);
         let l = same_set(&c, 2);
-        c.insert(l[0], 0b0010, 0);
-        c.mark_dirty(l[0], 0b0010);
-        c.mark_dirty(l[0], 0b1000);
+        c.insert(l[0], 0b0010, HELD_ALL, 0);
+        c.mark_dirty(l[0], 0b0010, HELD_ALL);
+        c.mark_dirty(l[0], 0b1000, HELD_ALL);
         assert_eq!(
-            c.insert(l[1], 0, 0),
+            c.insert(l[1], 0, HELD_ALL, 0),
             Some(Evicted {
                 line: l[0],
-                dirty: 0b1010
+                dirty: 0b1010,
+                held: HELD_ALL,
             })
+        );
+    }
+
+    #[test]
+    fn a_line_a_store_brought_in_holds_only_the_units_written() {
+        let mut c = Cache::new(2 * 128, 1, 128);
+        let l = same_set(&c, 3);
+        // Units 0 and 1 written, then unit 5: the line leaves holding those three.
+        c.insert(l[0], 0b01, 0b11, 0);
+        assert!(c.mark_dirty(l[0], 0b10, 1 << 5));
+        assert_eq!(
+            c.insert(l[1], 0, HELD_ALL, 0),
+            Some(Evicted {
+                line: l[0],
+                dirty: 0b11,
+                held: 0b10_0011,
+            })
+        );
+        // A filled line written in part still holds every byte.
+        assert!(c.mark_dirty(l[1], 0b1, 0b1));
+        let mut out = Vec::new();
+        c.take_dirty(&mut out);
+        assert_eq!(out[0].held, HELD_ALL);
+        // Once cleaned, a written line's bytes are below: it holds them all.
+        c.insert(l[2], 0b1, 0b1, 0);
+        out.clear();
+        c.take_dirty(&mut out);
+        assert_eq!(out[0].held, 0b1);
+        assert!(c.mark_dirty(l[2], 0b1, 0b1));
+        assert_eq!(
+            c.insert(l[0], 0, HELD_ALL, 0).map(|e| e.held),
+            Some(HELD_ALL)
         );
     }
 
@@ -238,44 +355,69 @@ mod tests {
         let l = same_set(&c, 5);
         // Four clean lines fill the set's four ways.
         for &x in &l[..4] {
-            assert_eq!(c.insert(x, 0, 0), None);
+            assert_eq!(c.insert(x, 0, HELD_ALL, 0), None);
             assert_eq!(c.shed(x), None);
         }
         // Writing one takes a second way: the least recent other line goes.
-        assert!(c.mark_dirty(l[3], 1));
+        assert!(c.mark_dirty(l[3], 1, HELD_ALL));
         assert_eq!(
             c.shed(l[3]),
             Some(Evicted {
                 line: l[0],
-                dirty: 0
+                dirty: 0,
+                held: HELD_ALL,
             })
         );
         assert_eq!(c.shed(l[3]), None);
         // A second written line: two dirty lines fill the set.
-        assert!(c.mark_dirty(l[2], 1));
+        assert!(c.mark_dirty(l[2], 1, HELD_ALL));
         assert_eq!(
             c.shed(l[2]),
             Some(Evicted {
                 line: l[1],
-                dirty: 0
+                dirty: 0,
+                held: HELD_ALL,
             })
         );
         assert_eq!(c.shed(l[2]), None);
         // A new clean line does not fit beside them: the older dirty one goes.
-        c.insert(l[4], 0, 0);
+        c.insert(l[4], 0, HELD_ALL, 0);
         assert_eq!(
             c.shed(l[4]),
             Some(Evicted {
                 line: l[3],
-                dirty: 1
+                dirty: 1,
+                held: HELD_ALL,
             })
         );
         assert_eq!(c.shed(l[4]), None);
         assert!(c.lookup(l[2]).is_some() && c.lookup(l[4]).is_some());
         // Without the setting nothing is shed.
         let mut plain = Cache::new(4 * 128, 4, 128);
-        plain.insert(l[0], 1, 0);
+        plain.insert(l[0], 1, HELD_ALL, 0);
         assert_eq!(plain.shed(l[0]), None);
+    }
+
+    #[test]
+    fn lines_holding_a_sector_in_part_take_their_own_ways() {
+        // 4 ways; 4 units to a sector. Whole written lines take 1 way, partial ones 4.
+        let mut c = Cache::new(4 * 128, 4, 128).with_partial_ways(4, 2);
+        let l = same_set(&c, 4);
+        for &x in &l[..3] {
+            c.insert(x, 0b1, 0b1111, 0);
+            assert_eq!(c.shed(x), None);
+        }
+        // Units 0 and 1 of sector 0 only: the line fills the set alone.
+        c.insert(l[3], 0b1, 0b11, 0);
+        let shed: Vec<u64> = std::iter::from_fn(|| c.shed(l[3]).map(|e| e.line)).collect();
+        assert_eq!(shed, &l[..3]);
+        // Completing the sector makes it an ordinary dirty line again.
+        assert!(c.mark_dirty(l[3], 0b1, 0b1100));
+        c.insert(l[0], 0, HELD_ALL, 0);
+        assert_eq!(c.shed(l[0]), None);
+        assert_eq!(held_in_part(0b11, 0b0000_0011, 2), 0b11);
+        assert_eq!(held_in_part(0b11, 0b1111_0011, 2), 0b01);
+        assert_eq!(held_in_part(0b11, HELD_ALL, 2), 0);
     }
 
     #[test]
@@ -283,7 +425,7 @@ mod tests {
         // 64 sets of 4 ways; 256 lines 32 apart all fit.
         let mut c = Cache::new(64 * 4 * 128, 4, 128);
         for i in 0..256 {
-            c.insert(i * 32, 0, 0);
+            c.insert(i * 32, 0, HELD_ALL, 0);
         }
         let hits = (0..256).filter(|&i| c.lookup(i * 32).is_some()).count();
         assert!(hits > 200, "{hits} of 256 stayed");

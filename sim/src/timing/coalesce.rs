@@ -33,6 +33,33 @@ fn for_each_piece(a: &Access, mut f: impl FnMut(u64, u64)) {
 /// The distinct cache lines (line numbers) a device access touches, into `out`.
 pub(crate) fn lines(a: &Access, line_shift: u32, out: &mut Vec<u64>) {
     out.clear();
+    if a.second.is_none() {
+        // Neighbouring lanes mostly share a line: a lane whose first line is the previous
+        // lane's adds nothing (that line is in `out` already), so only a new line is
+        // looked up. Same lines in the same order as the general loop below.
+        let bytes = a.bytes.max(1) as u64;
+        let mut previous = None;
+        let mut mask: LaneMask = a.mask;
+        while mask != 0 {
+            let l = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let addr = a.addrs[l];
+            let first = addr >> line_shift;
+            let last = (addr + bytes - 1) >> line_shift;
+            if last < first {
+                // The piece wraps past the top of the address space: no line, as below.
+                continue;
+            }
+            if previous != Some(first) {
+                insert(out, first);
+                previous = Some(first);
+            }
+            if last > first {
+                insert(out, first + 1);
+            }
+        }
+        return;
+    }
     for_each_piece(a, |addr, bytes| {
         let first = addr >> line_shift;
         let last = (addr + bytes.max(1) - 1) >> line_shift;
@@ -112,15 +139,14 @@ fn within_one_bank_window(a: &Access, bank_mask: u64, shift: u32) -> bool {
     let first = a.addrs[a.mask.trailing_zeros() as usize];
     let (mut differ, mut split) = (0u64, 0u64);
     if a.mask == LaneMask::MAX {
-        let mut low = 0u64;
         for &addr in &a.addrs {
             differ |= addr ^ first;
-            low |= addr;
         }
-        // The OR of the offsets in their words bounds each offset: with room for the piece
-        // after it, every piece lies in one word (else the per-lane test decides).
+        // The OR of the offsets in their words (`first | differ` holds every lane's bits)
+        // bounds each offset: with room for the piece after it, every piece lies in one
+        // word (else the per-lane test decides).
         let word = (1u64 << shift) - 1;
-        if (low & word) + last_byte > word {
+        if ((first | differ) & word) + last_byte > word {
             for &addr in &a.addrs {
                 split |= addr ^ addr.wrapping_add(last_byte);
             }
@@ -271,6 +297,30 @@ mod tests {
                     && (addr >> (shift + 5)) == (first.unwrap() >> (shift + 5))
             });
             proptest::prop_assert_eq!(within_one_bank_window(&a, bank_mask, shift), expect);
+        }
+
+        /// The lines of an access are its pieces' lines, each once, in the order the lanes
+        /// first touch them (the per-piece definition).
+        #[test]
+        fn lines_are_the_pieces_lines_in_lane_order(
+            base in 0u64..1 << 20,
+            offsets in proptest::collection::vec(0u64..600, 32),
+            bytes in proptest::sample::select(vec![1u32, 2, 4, 8, 16, 64]),
+            mask in proptest::prop_oneof![proptest::strategy::Just(u32::MAX), proptest::prelude::any::<u32>()],
+        ) {
+            let mut a = access(bytes, |l| base + offsets[l as usize]);
+            a.mask = mask;
+            let mut expect = Vec::new();
+            for_each_piece(&a, |addr, bytes| {
+                let first = addr >> 6;
+                let last = (addr + bytes - 1) >> 6;
+                for line in first..=last.min(first + 1) {
+                    insert(&mut expect, line);
+                }
+            });
+            let mut out = Vec::new();
+            lines(&a, 6, &mut out);
+            proptest::prop_assert_eq!(out, expect);
         }
     }
 

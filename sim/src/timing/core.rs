@@ -8,9 +8,9 @@
 
 use metalsim_models::SchedulerPolicy;
 
-use super::occupancy::{Cost, Held};
+use super::occupancy::{Cost as GroupCost, Held};
 use super::profiler::WarpProfile;
-use super::table::MAX_PIPES;
+use super::table::{Cost, MAX_PIPES, Table};
 use crate::machine::GroupId;
 use crate::program::{MAX_SRCS, Program, Reg};
 use crate::regalloc::Bank;
@@ -27,6 +27,9 @@ pub(crate) struct Warp {
     pub ready: Vec<u64>,
     /// When its outstanding stores complete.
     pub drain: u64,
+    /// While it waits at a barrier: when its next instruction's operands are ready (its
+    /// [`Candidate::ready_at`] holds `u64::MAX` meanwhile).
+    pub resume: u64,
     /// What profiling needs to know of it (`None` unless the run is profiled; boxed so
     /// that moving a `Warp` stays cheap).
     pub prof: Option<Box<WarpProfile>>,
@@ -95,10 +98,32 @@ impl Operands {
     }
 }
 
+/// What the issue path needs of one decoded instruction, in one record: the registers it
+/// reads and writes and what it costs, so that an issue reads one record per pc.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Decoded {
+    /// Its scoreboard operands.
+    pub ops: Operands,
+    /// Its pipeline, busy cycles and latency.
+    pub cost: Cost,
+}
+
+impl Decoded {
+    /// The record of every instruction of `program`, with its costs from `table`.
+    pub fn of(program: &Program, table: &Table) -> Vec<Decoded> {
+        Operands::of(program)
+            .into_iter()
+            .zip(&table.costs)
+            .map(|(ops, &cost)| Decoded { ops, cost })
+            .collect()
+    }
+}
+
 /// What a scheduler needs to know of a SIMD-group to pick one.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Candidate {
-    /// Earliest cycle its next instruction's operands are ready (and any branch resolved).
+    /// Earliest cycle its next instruction's operands are ready (and any branch resolved);
+    /// `u64::MAX` while it waits at a barrier, so that one comparison rules it out.
     pub ready_at: u64,
     /// Its core slot.
     pub slot: u32,
@@ -106,8 +131,24 @@ pub(crate) struct Candidate {
     pub pipe: u8,
     /// Whether that pipeline takes part in dual issue.
     pub dual: bool,
-    /// It waits at a threadgroup barrier.
+    /// It waits at a threadgroup barrier (its `ready_at` is `u64::MAX`).
     pub waiting: bool,
+}
+
+impl Candidate {
+    /// Holds it at a barrier until [`release`](Self::release).
+    #[inline]
+    pub fn wait(&mut self) {
+        self.waiting = true;
+        self.ready_at = u64::MAX;
+    }
+
+    /// Lets it go on from a barrier, its operands ready at `ready_at`.
+    #[inline]
+    pub fn release(&mut self, ready_at: u64) {
+        self.waiting = false;
+        self.ready_at = ready_at;
+    }
 }
 
 /// One SIMD-group scheduler: its pipelines and its SIMD-groups, oldest first.
@@ -143,7 +184,8 @@ impl Scheduler {
 
     #[inline]
     fn can_issue(&self, c: &Candidate, now: u64) -> bool {
-        !c.waiting && c.ready_at <= now && self.pipe_free[c.pipe as usize] <= now
+        // A SIMD-group at a barrier has `ready_at == u64::MAX`, past every cycle.
+        c.ready_at <= now && self.pipe_free[c.pipe as usize] <= now
     }
 
     /// The position of the SIMD-group the policy picks at `now` among those that can
@@ -186,6 +228,12 @@ impl Scheduler {
         pos
     }
 
+    /// The position in its list of the SIMD-group in core slot `slot`.
+    #[inline]
+    pub fn position_of(&self, slot: u32) -> Option<usize> {
+        self.order.iter().position(|c| c.slot == slot)
+    }
+
     /// The position of the SIMD-group that issued last, if it is still there.
     #[inline]
     fn last_position(&self) -> Option<usize> {
@@ -198,9 +246,9 @@ impl Scheduler {
     /// The earliest cycle one of its SIMD-groups could issue (`u64::MAX`: none can until
     /// a barrier releases).
     pub fn next_issue(&self) -> u64 {
+        // Those at a barrier give `u64::MAX` (their `ready_at`).
         self.order
             .iter()
-            .filter(|c| !c.waiting)
             .map(|c| c.ready_at.max(self.pipe_free[c.pipe as usize]))
             .min()
             .unwrap_or(u64::MAX)
@@ -215,7 +263,7 @@ pub(crate) struct Resident {
     /// The core slots of its SIMD-groups, by index in the threadgroup.
     pub slots: Vec<u32>,
     /// What it costs the core.
-    pub cost: Cost,
+    pub cost: GroupCost,
     /// SIMD-groups not finished.
     pub left: u32,
     /// When it was admitted.
@@ -275,7 +323,7 @@ impl Core {
     pub fn admit(
         &mut self,
         group: GroupId,
-        cost: Cost,
+        cost: GroupCost,
         warps: Vec<(Warp, u8, bool)>,
         (now, ready): (u64, u64),
         span: usize,
@@ -313,16 +361,6 @@ impl Core {
             end: now,
             span,
         });
-    }
-
-    /// The scheduler of a slot and the SIMD-group's position in its list.
-    pub fn find(&self, slot: u32) -> Option<(usize, usize)> {
-        let s = slot as usize % self.schedulers.len();
-        let pos = self.schedulers[s]
-            .order
-            .iter()
-            .position(|c| c.slot == slot)?;
-        Some((s, pos))
     }
 
     /// Removes a finished SIMD-group at `now`; returns its scoreboard for reuse.
@@ -425,11 +463,11 @@ mod tests {
         s.order = vec![cand(0, 0, 3), cand(4, 0, 0)];
         s.pipe_free[3] = 10;
         assert_eq!(s.pick(5, SchedulerPolicy::GreedyThenOldest, false), Some(1));
-        s.order[1].waiting = true;
+        s.order[1].wait();
         assert_eq!(s.pick(5, SchedulerPolicy::GreedyThenOldest, false), None);
         assert_eq!(s.next_issue(), 10);
         // Only dual-issue pipelines for a second instruction in the cycle.
-        s.order[1].waiting = false;
+        s.order[1].release(0);
         assert_eq!(s.pick(20, SchedulerPolicy::GreedyThenOldest, true), Some(1));
     }
 
@@ -441,7 +479,7 @@ mod tests {
         ];
         let mut s = Scheduler::new();
         s.order = vec![cand(0, 7, 0), cand(4, 3, 1), cand(8, 5, 0), cand(12, 0, 2)];
-        s.order[3].waiting = true;
+        s.order[3].wait();
         s.pipe_free[1] = 6;
         for policy in policies {
             for last in [u32::MAX, 0, 4, 8, 12] {

@@ -15,32 +15,29 @@
 //! the cycle of the instruction issued before it, without an issue slot: its result is
 //! ready when its operands are, so the memory instruction waits for those.
 
-use super::core::{Operands, Warp};
+use super::core::{Decoded, Warp};
 use super::profiler::Profiler;
-use super::table::Table;
 use crate::fault::KernelFault;
 use crate::machine::Machine;
 
-/// Runs the folded instructions that SIMD-group `w` reaches next, at `now`, after it
-/// issued an instruction that left it free to go on (not waiting at a barrier), and
-/// returns the pc it goes on at (`None` when it has none: it waits at its exit).
-#[inline]
+/// Runs the folded instructions that SIMD-group `w` reaches next, from `first` (its next
+/// pc, a folded instruction), at `now`, after it issued an instruction that left it free
+/// to go on (not waiting at a barrier), and returns the pc it goes on at (`None` when it
+/// has none: it waits at its exit). The caller checks for a folded next instruction, so
+/// that the common case (none) costs no call.
 pub(super) fn run_folded(
     m: &mut Machine,
-    operands: &[Operands],
-    table: &Table,
+    insts: &[Decoded],
     w: &mut Warp,
     mut prof: Option<&mut Profiler>,
     now: u64,
+    first: u32,
 ) -> Result<Option<u32>, Box<KernelFault>> {
+    let mut pc = first;
     loop {
-        let next = m.next_pc(w.group, w.sg);
-        let Some(pc) = next.filter(|&pc| table.costs[pc as usize].folded) else {
-            return Ok(next);
-        };
         let ex = m.step(w.group, w.sg)?;
         debug_assert_eq!(ex.pc, pc);
-        let ops = &operands[pc as usize];
+        let ops = &insts[pc as usize].ops;
         // Ready when the latest operand is, and from memory when that one is.
         let latest = ops
             .srcs()
@@ -57,6 +54,11 @@ pub(super) fn run_folded(
                 wp.memory[d as usize] = memory;
             }
             p.folded(wp, pc, ex.active.count_ones(), now);
+        }
+        let next = m.next_pc(w.group, w.sg);
+        match next {
+            Some(n) if insts[n as usize].cost.folded => pc = n,
+            _ => return Ok(next),
         }
     }
 }

@@ -13,7 +13,7 @@ use metalsim_models::Gpu;
 
 use metalsim_traces::{LevelTraffic, MemoryTraffic};
 
-use super::cache::{Cache, Evicted};
+use super::cache::{Cache, Evicted, HELD_ALL, held_in_part};
 use super::queue::{LoadedLatency, Queue};
 use crate::outcome::LevelCounters;
 
@@ -34,6 +34,14 @@ fn wait(q: &mut Queue, now: u64) -> u64 {
 /// unit of it only. A 4-byte store touches its whole unit, so a store to every other
 /// word of a sector is not sparse.
 pub(crate) const WRITE_UNIT: u64 = 8;
+
+/// Per line of an access, what it touches: the masks of its sectors and of its units
+/// (request pieces).
+#[derive(Clone, Copy)]
+struct Touched<'a> {
+    sectors: &'a [u64],
+    units: &'a [u64],
+}
 
 /// Slots of the table of per-address atomic timing.
 const ATOMIC_SLOTS: usize = 4096;
@@ -58,6 +66,9 @@ pub(crate) struct Counters {
     /// down, atomics' read-modify-writes at L2; in whole sectors where the model has
     /// `memory.sector_bytes`, else in whole lines.
     pub bytes_written: [u64; 4],
+    /// Bytes read from DRAM to complete sectors written in part before they are written
+    /// back (`memory.partial_sector_read`).
+    pub merge_read_bytes: u64,
 }
 
 /// Index of the L1 in [`Counters::lines_read`] and [`Counters::bytes_written`].
@@ -83,6 +94,11 @@ pub(crate) struct MemorySystem {
     full_line: u64,
     /// Working space: per line of [`Self::lines`], the sectors the access writes.
     sectors: Vec<u64>,
+    /// Working space: per line of [`Self::lines`], the units the access writes.
+    units: Vec<u64>,
+    /// Whether a dirty sector leaving for DRAM held in part is read from DRAM first
+    /// (`memory.partial_sector_read`).
+    partial_sector_read: bool,
     /// Per core, the store path's time per sector written sparsely
     /// (`memory.store_sector_cycles`); empty when the model has none.
     store_port: Vec<Queue>,
@@ -124,10 +140,27 @@ impl MemorySystem {
         let m = &gpu.memory;
         let line = m.line_bytes as u64;
         let cores = gpu.cores.max(1) as usize;
+        // A shared level: dirty lines, and those with a sector held in part (tracked in
+        // write units where the model reads partial sectors back), may take more ways.
+        let shared = |c: &metalsim_models::CacheLevel| {
+            let cache = Cache::new(c.size_bytes, c.ways, line)
+                .with_dirty_ways(c.dirty_line_ways.unwrap_or(1));
+            match (m.partial_sector_read, m.sector_bytes, c.partial_line_ways) {
+                (Some(true), Some(b), Some(n)) => cache.with_partial_ways(
+                    n,
+                    (b as u64).trailing_zeros()
+                        - WRITE_UNIT.trailing_zeros().min(b.trailing_zeros()),
+                ),
+                _ => cache,
+            }
+        };
         MemorySystem {
             line_shift: line.trailing_zeros(),
             request_shift: match (m.store_sector_cycles, m.sector_bytes) {
                 (Some(_), _) => WRITE_UNIT.trailing_zeros(),
+                (None, Some(_)) if m.partial_sector_read == Some(true) => {
+                    WRITE_UNIT.trailing_zeros()
+                }
                 (None, Some(b)) => (b as u64).trailing_zeros(),
                 (None, None) => line.trailing_zeros(),
             },
@@ -135,6 +168,8 @@ impl MemorySystem {
             // The model checks that a line has 1 to 64 sectors.
             full_line: u64::MAX >> (64 - (line / m.sector_bytes.map_or(line, |b| b as u64))),
             sectors: Vec::with_capacity(64),
+            units: Vec::with_capacity(64),
+            partial_sector_read: m.partial_sector_read == Some(true) && m.sector_bytes.is_some(),
             store_port: match m.store_sector_cycles {
                 Some(c) => (0..cores).map(|_| Queue::with_cost(c)).collect(),
                 None => Vec::new(),
@@ -151,10 +186,8 @@ impl MemorySystem {
                 .map(|_| Queue::new(line, m.l2.bytes_per_cycle))
                 .collect(),
             threadgroup_port: (0..cores).map(|_| Queue::with_cost(wavefront)).collect(),
-            l2: Cache::new(m.l2.size_bytes, m.l2.ways, line)
-                .with_dirty_ways(m.l2.dirty_line_ways.unwrap_or(1)),
-            slc: Cache::new(m.slc.size_bytes, m.slc.ways, line)
-                .with_dirty_ways(m.slc.dirty_line_ways.unwrap_or(1)),
+            l2: shared(&m.l2),
+            slc: shared(&m.slc),
             slc_port: Queue::new(line, m.slc.bytes_per_cycle),
             // Per sector: a line read moves all of them, a write-back its dirty ones.
             dram: Queue::new(
@@ -196,40 +229,70 @@ impl MemorySystem {
     }
 
     /// Runs `f` on the distinct lines of `units` (the requests of one access) and, per
-    /// line, the mask of its sectors they touch: `units` themselves and `None` (whole
-    /// lines) where requests are lines, else the lines they fall in and their sectors,
-    /// gathered in a reused working space.
+    /// line, the masks of its sectors and of its units they touch: `units` themselves
+    /// and `None` (whole lines) where requests are lines, else the lines they fall in
+    /// with their masks, gathered in a reused working space.
     fn with_lines<R>(
         &mut self,
         units: &[u64],
-        f: impl FnOnce(&mut Self, &[u64], Option<&[u64]>) -> R,
+        f: impl FnOnce(&mut Self, &[u64], Option<Touched>) -> R,
     ) -> R {
         if self.request_shift == self.line_shift {
             return f(self, units, None);
         }
         let mut lines = std::mem::take(&mut self.lines);
         let mut sectors = std::mem::take(&mut self.sectors);
+        let mut in_line = std::mem::take(&mut self.units);
         lines.clear();
         sectors.clear();
+        in_line.clear();
         let shift = self.line_shift - self.request_shift;
         let to_sector = self.sector_shift - self.request_shift;
         let sector_in_line = (1u64 << (self.line_shift - self.sector_shift)) - 1;
+        // The model keeps a line's units within 64 (memory.partial_sector_read).
+        let unit_in_line = ((1u64 << shift) - 1) & 63;
         for &u in units {
             let line = u >> shift;
             let bit = 1u64 << ((u >> to_sector) & sector_in_line);
+            let unit = 1u64 << (u & unit_in_line);
             // Lanes of a coalesced access repeat the last line; check it first.
             match lines.iter().rposition(|&l| l == line) {
-                Some(i) => sectors[i] |= bit,
+                Some(i) => {
+                    sectors[i] |= bit;
+                    in_line[i] |= unit;
+                }
                 None => {
                     lines.push(line);
                     sectors.push(bit);
+                    in_line.push(unit);
                 }
             }
         }
-        let r = f(self, &lines, Some(&sectors));
+        let r = f(
+            self,
+            &lines,
+            Some(Touched {
+                sectors: &sectors,
+                units: &in_line,
+            }),
+        );
         self.lines = lines;
         self.sectors = sectors;
+        self.units = in_line;
         r
+    }
+
+    /// The sectors of `dirty` of which a line holds only some units (`held`): written in
+    /// part, never filled. None where the model reads no partial sectors back.
+    fn unmerged(&self, dirty: u64, held: u64) -> u64 {
+        if !self.partial_sector_read {
+            return 0;
+        }
+        held_in_part(
+            dirty,
+            held,
+            self.sector_shift - self.request_shift.min(self.sector_shift),
+        )
     }
 
     /// Bytes in the sectors of `mask`.
@@ -272,7 +335,8 @@ impl MemorySystem {
     pub fn traffic(&self) -> MemoryTraffic {
         let c = &self.counters;
         let level = |i: usize, hm: Option<LevelCounters>| LevelTraffic {
-            read_bytes: c.lines_read[i] * self.line_bytes,
+            read_bytes: c.lines_read[i] * self.line_bytes
+                + if i == DRAM { c.merge_read_bytes } else { 0 },
             write_bytes: c.bytes_written[i],
             hits: hm.map_or(0, |h| h.hits),
             misses: hm.map_or(0, |h| h.misses),
@@ -320,7 +384,7 @@ impl MemorySystem {
         self.counters.l1.misses += 1;
         let w = w.max(wait(&mut self.l2_link[core], now));
         let ready = self.read_l2(line, now, w);
-        self.l1[core].insert(line, 0, ready);
+        self.l1[core].insert(line, 0, HELD_ALL, ready);
         ready
     }
 
@@ -339,31 +403,33 @@ impl MemorySystem {
                 done = start + (partial as f64 * port.cost()).ceil() as u64 + self.l2_latency;
             }
         }
-        done.max(self.with_lines(units, |m, lines, sectors| {
-            m.store_lines(core, now, lines, sectors)
+        done.max(self.with_lines(units, |m, lines, touched| {
+            m.store_lines(core, now, lines, touched)
         }))
     }
 
-    /// Stores to `lines`, writing `sectors` of each (`None`: whole lines).
+    /// Stores to `lines`, writing what `touched` says of each (`None`: whole lines). A
+    /// line the L2 does not have comes in holding only the units written.
     fn store_lines(
         &mut self,
         core: usize,
         now: u64,
         lines: &[u64],
-        sectors: Option<&[u64]>,
+        touched: Option<Touched>,
     ) -> u64 {
         let mut done = now;
         for (i, &line) in lines.iter().enumerate() {
             let w = wait(&mut self.l1_port[core], now).max(wait(&mut self.l2_link[core], now));
-            let dirty = sectors.map_or(self.full_line, |s| s[i]);
+            let (dirty, units) =
+                touched.map_or((self.full_line, HELD_ALL), |t| (t.sectors[i], t.units[i]));
             let bytes = self.sector_bytes(dirty);
             self.counters.bytes_written[L1] += bytes;
             self.counters.bytes_written[L2] += bytes;
-            if self.l2.mark_dirty(line, dirty) {
+            if self.l2.mark_dirty(line, dirty, units) {
                 self.counters.l2.hits += 1;
             } else {
                 self.counters.l2.misses += 1;
-                let ev = self.l2.insert(line, dirty, now + w);
+                let ev = self.l2.insert(line, dirty, units, now + w);
                 self.evict_l2(ev, now);
             }
             self.shed_l2(line, now);
@@ -388,12 +454,14 @@ impl MemorySystem {
         busy: u64,
         latency: u64,
     ) -> u64 {
-        self.with_lines(units, |m, lines, sectors| {
+        self.with_lines(units, |m, lines, touched| {
+            let sectors = touched.map(|t| t.sectors);
             m.atomic_lines(core, now, (lines, sectors), addresses, busy, latency)
         })
     }
 
-    /// Atomics on `lines`, touching `sectors` of each (`None`: whole lines).
+    /// Atomics on `lines`, touching `sectors` of each (`None`: whole lines); each line is
+    /// read in whole first.
     fn atomic_lines(
         &mut self,
         core: usize,
@@ -409,7 +477,7 @@ impl MemorySystem {
             let back = self.read_l2(line, now, w);
             at_l2 = at_l2.max(back.saturating_sub(self.l2_latency));
             let dirty = sectors.map_or(self.full_line, |s| s[i]);
-            self.l2.mark_dirty(line, dirty);
+            self.l2.mark_dirty(line, dirty, HELD_ALL);
             self.shed_l2(line, now);
             self.counters.bytes_written[L2] += self.sector_bytes(dirty);
         }
@@ -470,12 +538,12 @@ impl MemorySystem {
             self.counters.lines_read[DRAM] += 1;
             let loaded = self.dram_load.as_mut().map_or(0, |l| l.request(now));
             let ready = now + w + self.dram_latency + loaded;
-            let ev = self.slc.insert(line, 0, ready);
+            let ev = self.slc.insert(line, 0, HELD_ALL, ready);
             self.evict_slc(ev, now);
             self.shed_slc(line, now);
             ready
         };
-        let ev = self.l2.insert(line, 0, ready);
+        let ev = self.l2.insert(line, 0, HELD_ALL, ready);
         self.evict_l2(ev, now);
         self.shed_l2(line, now);
         ready
@@ -487,7 +555,8 @@ impl MemorySystem {
     /// so its write-backs can trail the dispatch), so the write-backs add no latency;
     /// but the dispatch cannot have moved its bytes faster than DRAM's bandwidth. The
     /// cycle the dispatch is done, with the model's `dispatch_cycles` added. Without
-    /// `memory.write_back_at_end`, the lines stay dirty and uncounted.
+    /// `memory.write_back_at_end`, the lines stay dirty and uncounted. Sectors held in
+    /// part are read first where the model says so (`memory.partial_sector_read`).
     pub fn flush(&mut self, now: u64) -> u64 {
         let now = now + self.dispatch_cycles;
         if !self.write_back_at_end {
@@ -497,34 +566,36 @@ impl MemorySystem {
         self.l2.take_dirty(&mut lines);
         // The L2's dirty lines go to DRAM through the SLC: a line the SLC holds is written
         // back once, as the SLC's (with the sectors dirty in either).
-        let mut to_dram = 0u64;
-        for &(line, dirty) in &lines {
-            let bytes = self.sector_bytes(dirty);
+        let (mut to_dram, mut merged) = (0u64, 0u64);
+        for e in &lines {
+            let bytes = self.sector_bytes(e.dirty);
             self.counters.bytes_written[SLC] += bytes;
-            if !self.slc.mark_dirty(line, dirty) {
+            if !self.slc.mark_dirty(e.line, e.dirty, e.held) {
                 to_dram += bytes;
+                merged += self.sector_bytes(self.unmerged(e.dirty, e.held));
             }
         }
         lines.clear();
         self.slc.take_dirty(&mut lines);
-        to_dram += lines
-            .iter()
-            .map(|&(_, d)| self.sector_bytes(d))
-            .sum::<u64>();
-        self.counters.dram_bytes += to_dram;
+        for e in &lines {
+            to_dram += self.sector_bytes(e.dirty);
+            merged += self.sector_bytes(self.unmerged(e.dirty, e.held));
+        }
+        self.counters.dram_bytes += to_dram + merged;
         self.counters.bytes_written[DRAM] += to_dram;
-        self.dram.busy += (to_dram >> self.sector_shift) as f64 * self.dram.cost();
+        self.counters.merge_read_bytes += merged;
+        self.dram.busy += ((to_dram + merged) >> self.sector_shift) as f64 * self.dram.cost();
         now.max(self.dram.busy.ceil() as u64)
     }
 
     fn evict_l2(&mut self, ev: Option<Evicted>, now: u64) {
-        if let Some(Evicted { line, dirty }) = ev
+        if let Some(Evicted { line, dirty, held }) = ev
             && dirty != 0
         {
             self.counters.bytes_written[SLC] += self.sector_bytes(dirty);
             let w = wait(&mut self.slc_port, now);
-            if !self.slc.mark_dirty(line, dirty) {
-                let ev = self.slc.insert(line, dirty, now + w);
+            if !self.slc.mark_dirty(line, dirty, held) {
+                let ev = self.slc.insert(line, dirty, held, now + w);
                 self.evict_slc(ev, now);
             }
             self.shed_slc(line, now);
@@ -545,18 +616,23 @@ impl MemorySystem {
         }
     }
 
-    /// A line leaving the SLC: its dirty sectors go to DRAM.
+    /// A line leaving the SLC: its dirty sectors go to DRAM, those it holds in part
+    /// read from DRAM first where the model says so (`memory.partial_sector_read`).
     fn evict_slc(&mut self, ev: Option<Evicted>, now: u64) {
-        if let Some(Evicted { dirty, .. }) = ev
+        if let Some(Evicted { dirty, held, .. }) = ev
             && dirty != 0
         {
-            self.dram.serve_n(now, dirty.count_ones());
+            let partial = self.unmerged(dirty, held);
+            self.dram
+                .serve_n(now, dirty.count_ones() + partial.count_ones());
             if let Some(l) = &mut self.dram_load {
                 l.record(now);
             }
             let bytes = self.sector_bytes(dirty);
-            self.counters.dram_bytes += bytes;
+            let merged = self.sector_bytes(partial);
+            self.counters.dram_bytes += bytes + merged;
             self.counters.bytes_written[DRAM] += bytes;
+            self.counters.merge_read_bytes += merged;
         }
     }
 }
@@ -784,6 +860,54 @@ mod tests {
         gpu.memory.l2.dirty_line_ways = Some(2);
         let half = written(&gpu) as f64 / 128.0 / lines as f64;
         assert!((0.28..0.40).contains(&half), "{half}");
+    }
+
+    #[test]
+    fn a_sector_written_in_part_is_read_before_it_is_written_back() {
+        // A one-line SLC (a pass-through, as the H100 model's) under a 2-line L2: each
+        // store's line leaves for DRAM two stores later.
+        let mut gpu = metalsim_models::builtin("m1").unwrap();
+        gpu.memory.sector_bytes = Some(32);
+        gpu.memory.l2.size_bytes = 256;
+        gpu.memory.l2.ways = 2;
+        gpu.memory.slc.size_bytes = 128;
+        gpu.memory.slc.ways = 1;
+        let run = |gpu: &Gpu, units: &[u64]| {
+            let mut m = MemorySystem::new(gpu, 1.0);
+            for line in 0..100u64 {
+                let u: Vec<u64> = units.iter().map(|u| line * 16 + u).collect();
+                m.store(0, line * 10, &u);
+            }
+            (m.counters.merge_read_bytes, m.counters.bytes_written[DRAM])
+        };
+        // Without the setting, requests stay sectors and nothing is read back.
+        let (read, written) = run(&gpu, &[0]);
+        assert_eq!(read, 0);
+        assert!(written >= 90 * 32, "{written}");
+        gpu.memory.partial_sector_read = Some(true);
+        assert_eq!(MemorySystem::new(&gpu, 1.0).request_shift(), 3);
+        // Half of sector 0 (units 0 and 1) and all of sector 1 (units 4 to 7): sector 0
+        // is read back, sector 1 is not.
+        let (read, written) = run(&gpu, &[0, 1, 4, 5, 6, 7]);
+        let lines = written / 64;
+        assert!(lines >= 90, "{written}");
+        assert_eq!(read, lines * 32);
+        // Whole sectors: nothing to read.
+        assert_eq!(run(&gpu, &[0, 1, 2, 3]).0, 0);
+        // The same at the end of a dispatch that writes everything back.
+        let mut m = MemorySystem::new(&gpu, 1.0);
+        m.store(0, 0, &[0, 1, 4, 5, 6, 7]);
+        m.flush(1);
+        assert_eq!(m.counters.merge_read_bytes, 32);
+        assert_eq!(m.counters.dram_bytes, 64 + 32);
+        let t = m.traffic();
+        assert_eq!((t.dram.read_bytes, t.dram.write_bytes), (32, 64));
+        // A line read in first holds every byte: a partial store to it reads nothing.
+        let mut m = MemorySystem::new(&gpu, 1.0);
+        m.load(0, 0, &[0]);
+        m.store(0, 10, &[0]);
+        m.flush(1_000_000);
+        assert_eq!(m.counters.merge_read_bytes, 0);
     }
 
     #[test]

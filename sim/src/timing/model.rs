@@ -36,7 +36,7 @@ use metalsim_isa::{AtomicOp, Function, Space};
 use metalsim_models::{Gpu, SchedulerPolicy};
 
 use super::coalesce;
-use super::core::{Core, Operands, Warp, index};
+use super::core::{Core, Decoded, Warp, index};
 use super::folded;
 use super::memsys::MemorySystem;
 use super::occupancy::{Cost as GroupCost, Residency};
@@ -81,8 +81,8 @@ struct Run<'p> {
     tg_bytes: u64,
     spare: Vec<Warp>,
     program: &'p Program,
-    /// The scoreboard indices each instruction reads and writes.
-    operands: Vec<Operands>,
+    /// Each instruction's scoreboard indices and cost, one record per pc.
+    insts: Vec<Decoded>,
     /// The block-parameter copies of [`Program::copies`] as `(source, destination)`
     /// scoreboard indices.
     copies: Vec<(u32, u32)>,
@@ -107,6 +107,7 @@ impl Timing for Model<'_> {
         let tg_bytes = m.threadgroup_bytes() as u64;
         let mut run = Run {
             mem: MemorySystem::new(gpu, table.wavefront),
+            insts: Decoded::of(program, &table),
             table,
             policy: gpu.scheduler_policy,
             residency,
@@ -121,7 +122,6 @@ impl Timing for Model<'_> {
             tg_bytes,
             spare: Vec::new(),
             program,
-            operands: Operands::of(program),
             copies: program
                 .copies
                 .iter()
@@ -299,7 +299,7 @@ impl Run<'_> {
                 w.prof.get_or_insert_default().start(now, ready, slots);
             }
             let (pipe, dual) = m.next_pc(id, sg).map_or((0, false), |pc| {
-                let k = self.table.costs[pc as usize];
+                let k = self.insts[pc as usize].cost;
                 (k.pipe, k.dual)
             });
             warps.push((w, pipe, dual));
@@ -399,7 +399,7 @@ impl Run<'_> {
         };
         m.set_cycle(now);
         let ex = m.step(group, sg)?;
-        let cost = self.table.costs[ex.pc as usize];
+        let cost = self.insts[ex.pc as usize].cost;
         // Memory timing first (it needs all of `self`), then the SIMD-group's scoreboard.
         let mem_done = match ex.effect {
             Effect::Memory => {
@@ -456,7 +456,7 @@ impl Run<'_> {
                 p.diverged(pc);
             }
         }
-        let operands = &self.operands[ex.pc as usize];
+        let operands = &self.insts[ex.pc as usize].ops;
         match ex.effect {
             Effect::None => {
                 let t = now + cost.latency as u64;
@@ -510,20 +510,20 @@ impl Run<'_> {
             }
         }
         if !done {
-            let next_pc = if waiting {
-                m.next_pc(group, sg)
-            } else {
-                folded::run_folded(
-                    m,
-                    &self.operands,
-                    &self.table,
-                    w,
-                    self.prof.as_deref_mut(),
-                    now,
-                )?
-            };
+            let mut next_pc = m.next_pc(group, sg);
+            if !waiting
+                && let Some(pc) = next_pc
+                && self.insts[pc as usize].cost.folded
+            {
+                let prof = if PROFILED {
+                    self.prof.as_deref_mut()
+                } else {
+                    None
+                };
+                next_pc = folded::run_folded(m, &self.insts, w, prof, now, pc)?;
+            }
             if let Some(next_pc) = next_pc {
-                let next = &self.operands[next_pc as usize];
+                let next = &self.insts[next_pc as usize];
                 let mut t = floor;
                 let wp = if PROFILED {
                     w.prof.as_deref_mut()
@@ -532,7 +532,7 @@ impl Run<'_> {
                 };
                 match wp {
                     None => {
-                        for &r in next.srcs() {
+                        for &r in next.ops.srcs() {
                             t = t.max(w.ready[r as usize]);
                         }
                     }
@@ -540,7 +540,7 @@ impl Run<'_> {
                         wp.floor = floor;
                         // The latest operand (the first of equals) and where it comes from.
                         let mut operands = (0, false);
-                        for &r in next.srcs() {
+                        for &r in next.ops.srcs() {
                             let ready = w.ready[r as usize];
                             t = t.max(ready);
                             if ready > operands.0 {
@@ -550,12 +550,16 @@ impl Run<'_> {
                         (wp.operands, wp.operands_memory) = operands;
                     }
                 }
-                let k = self.table.costs[next_pc as usize];
+                let k = next.cost;
                 let cand = &mut core.schedulers[s].order[pos];
-                cand.ready_at = t;
                 cand.pipe = k.pipe;
                 cand.dual = k.dual;
-                cand.waiting = waiting;
+                if waiting {
+                    w.resume = t;
+                    cand.wait();
+                } else {
+                    cand.ready_at = t;
+                }
             }
         } else {
             self.finish = self.finish.max((now + 1).max(w.drain));
@@ -635,21 +639,20 @@ impl Run<'_> {
         let Some(res) = core.groups.iter().find(|g| g.group == group) else {
             return;
         };
-        let slots = res.slots.clone();
-        for slot in slots {
-            if let Some((s, pos)) = core.find(slot) {
-                let sched = &mut core.schedulers[s];
-                let cand = &mut sched.order[pos];
-                if cand.waiting {
-                    sched.idle_until = 0;
-                    cand.waiting = false;
-                    cand.ready_at = cand.ready_at.max(at);
-                    if let Some(wp) = core.warps[slot as usize]
-                        .as_mut()
-                        .and_then(|w| w.prof.as_deref_mut())
-                    {
-                        wp.barrier = at;
-                    }
+        let n = core.schedulers.len();
+        for &slot in &res.slots {
+            let sched = &mut core.schedulers[slot as usize % n];
+            let Some(pos) = sched.position_of(slot) else {
+                continue;
+            };
+            let cand = &mut sched.order[pos];
+            if cand.waiting
+                && let Some(w) = core.warps[slot as usize].as_mut()
+            {
+                sched.idle_until = 0;
+                cand.release(w.resume.max(at));
+                if let Some(wp) = w.prof.as_deref_mut() {
+                    wp.barrier = at;
                 }
             }
         }

@@ -438,11 +438,26 @@ impl Profiler {
 
     /// Charges the cycles from `w.since` to `t` (when it issues instruction `pc` of
     /// pipeline `pipe`, on scheduler `sched` of core `core`) to why it waited.
+    #[inline]
     fn wait(&mut self, core: usize, sched: usize, w: &WarpProfile, pc: usize, pipe: u8, t: u64) {
-        let s = w.since;
-        if t <= s {
-            return;
+        // A SIMD-group issuing right after its last issue waited for nothing.
+        if t > w.since {
+            self.charge_wait(core, sched, w, pc, pipe, t);
         }
+    }
+
+    /// [`wait`](Self::wait) for a SIMD-group that did wait (`t > w.since`).
+    #[inline(never)]
+    fn charge_wait(
+        &mut self,
+        core: usize,
+        sched: usize,
+        w: &WarpProfile,
+        pc: usize,
+        pipe: u8,
+        t: u64,
+    ) {
+        let s = w.since;
         let operands = if w.operands_memory {
             StallReason::Memory
         } else {
