@@ -595,7 +595,11 @@ fn texture_output(
     name: &str,
     ty: &str,
 ) -> Vec<u8> {
-    let dir = std::env::temp_dir().join(format!("metalsim-suite-{}-{name}", std::process::id()));
+    // Tests run on parallel threads of one process and several name their output `out`.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir =
+        std::env::temp_dir().join(format!("metalsim-suite-{}-{n}-{name}", std::process::id()));
     metalsim_launch::write_outputs(launch, out, &dir).unwrap();
     let elem = metalsim_launch::ElemType::from_msl_name(ty).unwrap();
     let (_, bytes) = metalsim_launch::read_npy(&dir.join(format!("{name}.npy")), elem).unwrap();
