@@ -62,7 +62,7 @@ pub mod print;
 mod stmt;
 mod types;
 
-pub use lookahead::{PRELUDE_TEMPLATES, is_builtin_type, is_template_type};
+pub use lookahead::{PRELUDE_TEMPLATES, TEXTURE_TEMPLATES, is_builtin_type, is_template_type};
 pub use print::print_ast;
 
 /// How deeply brackets may nest.

@@ -4,7 +4,7 @@
 //! `metal` (which every kernel sees, as if it had written `using namespace metal;`).
 //!
 //! The names of its class, alias and variable templates are also in
-//! [`crate::parser::PRELUDE_TEMPLATES`] so the parser reads `is_same_v<T, U>`
+//! [`crate::parser::PRELUDE_TEMPLATES`] (textures: [`crate::parser::TEXTURE_TEMPLATES`]) so the parser reads `is_same_v<T, U>`
 //! as a template anywhere; a test checks the two lists agree.
 
 use crate::ast::TranslationUnit;
@@ -32,7 +32,7 @@ pub fn parse(sources: &mut SourceMap) -> (TranslationUnit, Vec<Diagnostic>) {
 mod tests {
     use super::*;
     use crate::ast::Item;
-    use crate::parser::PRELUDE_TEMPLATES;
+    use crate::parser::{PRELUDE_TEMPLATES, TEXTURE_TEMPLATES};
 
     fn templates(items: &[Item], out: &mut Vec<String>) {
         for item in items {
@@ -62,7 +62,11 @@ mod tests {
         templates(&tu.items, &mut declared);
         declared.sort();
         declared.dedup();
-        let mut listed: Vec<String> = PRELUDE_TEMPLATES.iter().map(|s| s.to_string()).collect();
+        let mut listed: Vec<String> = PRELUDE_TEMPLATES
+            .iter()
+            .chain(TEXTURE_TEMPLATES)
+            .map(|s| s.to_string())
+            .collect();
         listed.sort();
         assert_eq!(declared, listed);
     }

@@ -129,6 +129,27 @@ pub(crate) struct Context<'a, 'b> {
 }
 
 impl Context<'_, '_> {
+    /// Records an access in `access` (its addresses only with `keep_addrs`).
+    #[inline(always)]
+    pub(crate) fn record(
+        &mut self,
+        space: Space,
+        kind: AccessKind,
+        bytes: u32,
+        addrs: &[u64; 32],
+        mask: LaneMask,
+    ) {
+        let access = &mut *self.access;
+        access.space = space;
+        access.kind = kind;
+        access.bytes = bytes;
+        access.mask = mask;
+        if self.keep_addrs {
+            access.addrs = *addrs;
+        }
+        access.second = None;
+    }
+
     /// Lets the sanitizer see a successful access of `bytes` bytes at each active lane's
     /// address: threadgroup accesses for races and uninitialized reads, plain device
     /// stores for races between threadgroups.
@@ -289,15 +310,7 @@ pub(crate) fn execute(
             // The 32-bit bank: the destination cannot be the address register.
             let addrs = &regs.r64[a as usize];
             let v = access::load32(cx.regions, &mut cx.spaces, space, ty, addrs, mask)?;
-            record(
-                cx.access,
-                cx.keep_addrs,
-                space,
-                AccessKind::Load,
-                ty.bytes(),
-                addrs,
-                mask,
-            );
+            cx.record(space, AccessKind::Load, ty.bytes(), addrs, mask);
             if space == Space::Threadgroup {
                 cx.watch(space, Touch::Read, addrs, ty.bytes(), mask, pc);
             }
@@ -308,15 +321,7 @@ pub(crate) fn execute(
             let addrs = regs.r64[a as usize];
             let v = access::load(cx.regions, &mut cx.spaces, space, ty, &addrs, mask)?;
             regs.put(ty.is_wide(), dst, &v, mask);
-            record(
-                cx.access,
-                cx.keep_addrs,
-                space,
-                AccessKind::Load,
-                ty.bytes(),
-                &addrs,
-                mask,
-            );
+            cx.record(space, AccessKind::Load, ty.bytes(), &addrs, mask);
             if space == Space::Threadgroup {
                 cx.watch(space, Touch::Read, &addrs, ty.bytes(), mask, pc);
             }
@@ -343,15 +348,7 @@ pub(crate) fn execute(
             let addrs = regs.r64[a as usize];
             let v = regs.get(ty.is_wide(), b);
             access::store(cx.regions, &mut cx.spaces, space, ty, &addrs, &v, mask)?;
-            record(
-                cx.access,
-                cx.keep_addrs,
-                space,
-                AccessKind::Store,
-                ty.bytes(),
-                &addrs,
-                mask,
-            );
+            cx.record(space, AccessKind::Store, ty.bytes(), &addrs, mask);
             cx.watch(space, Touch::Write, &addrs, ty.bytes(), mask, pc);
             effect = Effect::Memory;
         }
@@ -430,24 +427,4 @@ pub(crate) fn execute(
         active: mask,
         effect,
     })
-}
-
-/// Records an access in `access` (its addresses only with `keep_addrs`).
-pub(crate) fn record(
-    access: &mut Access,
-    keep_addrs: bool,
-    space: Space,
-    kind: AccessKind,
-    bytes: u32,
-    addrs: &[u64; 32],
-    mask: LaneMask,
-) {
-    access.space = space;
-    access.kind = kind;
-    access.bytes = bytes;
-    access.mask = mask;
-    if keep_addrs {
-        access.addrs = *addrs;
-    }
-    access.second = None;
 }

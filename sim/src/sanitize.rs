@@ -322,30 +322,18 @@ impl Sanitizer {
                 // (vectorized).
                 let bytes = low << (at % 4);
                 for (lane, t) in tags[word..word + 32].iter_mut().enumerate() {
-                    let (who, stored) = (*t >> 4, *t & 0xf);
-                    let clash = who != 0 && who != owner && stored & bytes != 0;
-                    clashes |= (clash as u32) << lane;
-                    *t = owner << 4 | if who == owner { stored } else { 0 } | bytes;
+                    clashes |= (tag_store(t, owner, bytes) as u32) << lane;
                 }
-                if clashes != 0 {
-                    let lane = clashes.trailing_zeros();
-                    race = Some((lane, addrs[lane as usize]));
+            } else {
+                for (lane, &addr) in addrs.iter().enumerate() {
+                    if mask >> lane & 1 == 0 {
+                        continue;
+                    }
+                    let at = offset_of(addr) as usize;
+                    if let Some(t) = tags.get_mut(at / 4) {
+                        clashes |= (tag_store(t, owner, low << (at % 4)) as u32) << lane;
+                    }
                 }
-                return self.report_device_race(regions, race, simd, pc);
-            }
-            for (lane, &addr) in addrs.iter().enumerate() {
-                if mask >> lane & 1 == 0 {
-                    continue;
-                }
-                let at = offset_of(addr) as usize;
-                let Some(t) = tags.get_mut(at / 4) else {
-                    continue;
-                };
-                let bytes = low << (at % 4);
-                let (who, stored) = (*t >> 4, *t & 0xf);
-                let clash = who != 0 && who != owner && stored & bytes != 0;
-                clashes |= (clash as u32) << lane;
-                *t = owner << 4 | if who == owner { stored } else { 0 } | bytes;
             }
             if clashes != 0 {
                 let lane = clashes.trailing_zeros();
@@ -393,10 +381,7 @@ impl Sanitizer {
                 let Some(t) = tags.get_mut(word) else {
                     break;
                 };
-                let (who, stored) = (*t >> 4, *t & 0xf);
-                clash |= who != 0 && who != owner && stored & bytes != 0;
-                let keep = if who == owner { stored } else { 0 };
-                *t = owner << 4 | keep | bytes;
+                clash |= tag_store(t, owner, bytes);
                 word += 1;
             }
             if clash && race.is_none() {
@@ -851,6 +836,15 @@ fn located(regions: &Regions, addr: u64) -> (String, u64) {
         .get((addr >> OFFSET_BITS) as usize)
         .map_or_else(|| "?".to_string(), |r| r.name.clone());
     (name, offset_of(addr))
+}
+
+/// Tags a word's `bytes` as stored by `owner` (threadgroup index + 1 above a byte mask),
+/// keeping the owner's earlier bytes; whether another threadgroup had stored any of them.
+#[inline(always)]
+fn tag_store(t: &mut u32, owner: u32, bytes: u32) -> bool {
+    let (who, stored) = (*t >> 4, *t & 0xf);
+    *t = owner << 4 | if who == owner { stored } else { 0 } | bytes;
+    who != 0 && who != owner && stored & bytes != 0
 }
 
 #[cfg(test)]

@@ -390,6 +390,22 @@ impl FnLowerer<'_, '_> {
         self.operand_of(r, path, span)
     }
 
+    /// A function constant without a value: an error where a launch spec gives the
+    /// constants (`None`), accepted by `check` without one, where any value type-checks
+    /// the same.
+    fn unset_function_constant(&mut self, name: &str, span: Span) -> Option<()> {
+        if self.g.options.function_constants.is_some() {
+            self.error(
+                format!(
+                    "function constant `{name}` has no value: set it in the launch spec's [constants] table"
+                ),
+                span,
+            );
+            return None;
+        }
+        Some(())
+    }
+
     /// The operand a resolved name denotes.
     pub fn operand_of(&mut self, r: Resolved, path: &Path, span: Span) -> Option<Operand> {
         let name = path.to_text();
@@ -464,14 +480,7 @@ impl FnLowerer<'_, '_> {
                 let c = match value {
                     Some(c) => c,
                     None => {
-                        if self.g.options.function_constants.is_some() {
-                            self.error(
-                                format!("function constant `{name}` has no value: set it in the launch spec's [constants] table"),
-                                span,
-                            );
-                            return None;
-                        }
-                        // `check` without a spec: any value type-checks the same.
+                        self.unset_function_constant(&name, span)?;
                         Const::int(ty, 0).cast(ty)
                     }
                 };
@@ -482,14 +491,7 @@ impl FnLowerer<'_, '_> {
                 let components = match value {
                     Some(cs) => cs,
                     None => {
-                        if self.g.options.function_constants.is_some() {
-                            self.error(
-                                format!("function constant `{name}` has no value: set it in the launch spec's [constants] table"),
-                                span,
-                            );
-                            return None;
-                        }
-                        // `check` without a spec: any value type-checks the same.
+                        self.unset_function_constant(&name, span)?;
                         let Ty::Vector { elem, len, .. } = ty else {
                             return None;
                         };

@@ -17,29 +17,10 @@ use crate::ast;
 use crate::lower::templates::TArg;
 use crate::lower::types::{Scalar, StructId, Ty};
 use crate::lower::{DeclType, FnLowerer, Place, Val};
+use crate::parser::TEXTURE_TEMPLATES;
 
 /// Bytes of the header in front of a texture's texels.
 const HEADER_BYTES: u32 = 16;
-
-/// The prelude's texture class templates, each a kernel parameter type.
-pub(crate) const TEXTURE_TEMPLATES: &[&str] = &[
-    "texture1d",
-    "texture1d_array",
-    "texture2d",
-    "texture2d_array",
-    "texture3d",
-    "texturecube",
-    "texturecube_array",
-    "texture2d_ms",
-    "texture2d_ms_array",
-    "texture_buffer",
-    "depth2d",
-    "depth2d_array",
-    "depthcube",
-    "depthcube_array",
-    "depth2d_ms",
-    "depth2d_ms_array",
-];
 
 /// Whether a type name looks like a texture but is none of the prelude's: the texture
 /// types of later MSL versions and misspellings are refused by name.

@@ -72,11 +72,8 @@ pub fn is_builtin_type(name: &str) -> bool {
     false
 }
 
-/// The class, alias and variable templates the built-in `<metal_stdlib>` prelude declares
-/// (type traits, `numeric_limits`...): known to the parser before it sees their declarations.
-pub const PRELUDE_TEMPLATES: &[&str] = &[
-    "matrix",
-    "__matrix_scalar",
+/// The prelude's texture class templates, each a kernel parameter type.
+pub const TEXTURE_TEMPLATES: &[&str] = &[
     "texture1d",
     "texture1d_array",
     "texture2d",
@@ -93,6 +90,14 @@ pub const PRELUDE_TEMPLATES: &[&str] = &[
     "depthcube_array",
     "depth2d_ms",
     "depth2d_ms_array",
+];
+
+/// The class, alias and variable templates the built-in `<metal_stdlib>` prelude declares
+/// besides [`TEXTURE_TEMPLATES`]
+/// (type traits, `numeric_limits`...): known to the parser before it sees their declarations.
+pub const PRELUDE_TEMPLATES: &[&str] = &[
+    "matrix",
+    "__matrix_scalar",
     "integral_constant",
     "bool_constant",
     "enable_if",
@@ -160,6 +165,7 @@ pub const PRELUDE_TEMPLATES: &[&str] = &[
 /// prelude's type traits...), after which `<` opens template arguments rather than comparing.
 pub fn is_template_type(name: &str) -> bool {
     PRELUDE_TEMPLATES.contains(&name)
+        || TEXTURE_TEMPLATES.contains(&name)
         || matches!(
             name,
             "vec"

@@ -5,7 +5,7 @@
 
 use metalsim_isa::{AtomicOp, IntFn, MathFn, SimdOp, Space, Type};
 
-use super::{Access, Context, record};
+use super::Context;
 use crate::access::{self, AtomicArgs};
 use crate::alu::{self, FloatTy};
 use crate::fault::Trap;
@@ -99,15 +99,7 @@ pub(super) fn load_vec(
         let v = access::load(cx.regions, &mut cx.spaces, space, ty, p, mask)?;
         regs.put(ty.is_wide(), cx.program.operands[b as usize + i], &v, mask);
     }
-    record(
-        cx.access,
-        cx.keep_addrs,
-        space,
-        AccessKind::Load,
-        ty.bytes() * n as u32,
-        &base,
-        mask,
-    );
+    cx.record(space, AccessKind::Load, ty.bytes() * n as u32, &base, mask);
     cx.watch(space, Touch::Read, &base, ty.bytes() * n as u32, mask, pc);
     Ok(())
 }
@@ -135,15 +127,7 @@ pub(super) fn store_vec(
         let v = regs.get(ty.is_wide(), cx.program.operands[b as usize + i]);
         access::store(cx.regions, &mut cx.spaces, space, ty, p, &v, mask)?;
     }
-    record(
-        cx.access,
-        cx.keep_addrs,
-        space,
-        kind,
-        ty.bytes() * n as u32,
-        &base,
-        mask,
-    );
+    cx.record(space, kind, ty.bytes() * n as u32, &base, mask);
     cx.watch(space, Touch::Write, &base, ty.bytes() * n as u32, mask, pc);
     Ok(())
 }
@@ -175,16 +159,7 @@ pub(super) fn matrix_load(
         let v = access::load(cx.regions, &mut cx.spaces, space, ty, p, mask)?;
         regs.set32(slot, &narrow(&v), mask);
     }
-    record_matrix(
-        cx.access,
-        cx.keep_addrs,
-        space,
-        AccessKind::Load,
-        ty,
-        &pieces,
-        transpose,
-        mask,
-    );
+    record_matrix(cx, space, AccessKind::Load, ty, &pieces, transpose, mask);
     for p in &pieces {
         cx.watch(space, Touch::Read, p, ty.bytes(), mask, pc);
     }
@@ -212,16 +187,7 @@ pub(super) fn matrix_store(
         let v = widen(&regs.r32[cx.program.operands[c as usize + k] as usize]);
         access::store(cx.regions, &mut cx.spaces, space, ty, p, &v, mask)?;
     }
-    record_matrix(
-        cx.access,
-        cx.keep_addrs,
-        space,
-        kind,
-        ty,
-        &pieces,
-        transpose,
-        mask,
-    );
+    record_matrix(cx, space, kind, ty, &pieces, transpose, mask);
     for p in &pieces {
         cx.watch(space, Touch::Write, p, ty.bytes(), mask, pc);
     }
@@ -284,15 +250,7 @@ pub(super) fn atomic(
     if op.has_result() {
         regs.set32(dst, &old, mask);
     }
-    record(
-        cx.access,
-        cx.keep_addrs,
-        space,
-        AccessKind::Atomic,
-        ty.bytes(),
-        &addrs,
-        mask,
-    );
+    cx.record(space, AccessKind::Atomic, ty.bytes(), &addrs, mask);
     if space == Space::Threadgroup {
         let touch = Touch::Atomic {
             reads: op != AtomicOp::Store,
@@ -340,8 +298,7 @@ pub(super) fn cross(
 /// (a row-major matrix), two pieces a row apart when transposed.
 #[allow(clippy::too_many_arguments)]
 fn record_matrix(
-    access: &mut Access,
-    keep_addrs: bool,
+    cx: &mut Context,
     space: Space,
     kind: AccessKind,
     ty: Type,
@@ -350,26 +307,10 @@ fn record_matrix(
     mask: LaneMask,
 ) {
     if transpose {
-        record(
-            access,
-            keep_addrs,
-            space,
-            kind,
-            ty.bytes(),
-            &pieces[0],
-            mask,
-        );
-        access.second = Some(pieces[1]);
+        cx.record(space, kind, ty.bytes(), &pieces[0], mask);
+        cx.access.second = Some(pieces[1]);
     } else {
-        record(
-            access,
-            keep_addrs,
-            space,
-            kind,
-            2 * ty.bytes(),
-            &pieces[0],
-            mask,
-        );
+        cx.record(space, kind, 2 * ty.bytes(), &pieces[0], mask);
     }
 }
 

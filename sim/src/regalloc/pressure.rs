@@ -157,6 +157,12 @@ fn dispatch_uniform_sreg(s: SpecialReg) -> bool {
     )
 }
 
+/// Whether an instruction belongs to the preamble: every result is dispatch-uniform
+/// (`dispatch_uniform`, by value), so it runs once, apart from the SIMD-groups.
+fn in_preamble(inst: &InstData, dispatch_uniform: &[bool]) -> bool {
+    !inst.results.is_empty() && inst.results.iter().all(|r| dispatch_uniform[r.index()])
+}
+
 /// The half-registers of a value of type `ty` held in general-purpose registers.
 fn halves_of(ty: Type) -> u32 {
     match ty.bits() {
@@ -243,12 +249,6 @@ impl Costs {
             }
         }
 
-        // Instructions of the preamble (every result dispatch-uniform) run once, apart
-        // from the SIMD-groups; the values the rest of the function reads from them are
-        // held in uniform registers.
-        let in_preamble = |inst: &InstData| {
-            !inst.results.is_empty() && inst.results.iter().all(|r| dispatch_uniform[r.index()])
-        };
         // Addresses used only as the address of memory instructions, and computed as a
         // uniform base plus an index or any address plus a constant, are folded into
         // those instructions.
@@ -277,13 +277,14 @@ impl Costs {
                 folded[v] = Some([a[0], a[1]]);
             }
         }
-        // What the shader (not the preamble) reads, through folded addresses.
+        // What the shader (not the preamble) reads, through folded addresses: the
+        // preamble's values the shader reads are held in uniform registers.
         let mut read_by_shader = vec![false; nv];
         for &b in rpo {
             let data = f.block(b);
             for &i in &data.insts {
                 let inst = f.inst(i);
-                if in_preamble(inst) {
+                if in_preamble(inst, &dispatch_uniform) {
                     continue;
                 }
                 for &a in &inst.args {
@@ -346,12 +347,11 @@ impl Costs {
                 }
             })
             .collect();
-        let preamble = (0..nv).map(|v| dispatch_uniform[v]).collect();
         Costs {
             halves,
             folded,
             uniform_scalar,
-            preamble,
+            preamble: dispatch_uniform,
         }
     }
 
@@ -360,7 +360,7 @@ impl Costs {
     /// it: memory instructions read a uniform only as their base address, and
     /// instructions other than ALU ones (cross-lane, matrix) none.
     fn copies(&self, f: &Function, inst: &InstData) -> u64 {
-        if !inst.results.is_empty() && inst.results.iter().all(|r| self.preamble[r.index()]) {
+        if in_preamble(inst, &self.preamble) {
             return 0;
         }
         let memory = addresses_memory(inst.op);

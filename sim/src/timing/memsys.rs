@@ -648,6 +648,13 @@ mod tests {
         gpu
     }
 
+    /// M1 with 32-byte sectors: dirty sectors are written back alone.
+    fn m1_sectors() -> Gpu {
+        let mut gpu = metalsim_models::builtin("m1").unwrap();
+        gpu.memory.sector_bytes = Some(32);
+        gpu
+    }
+
     fn m1() -> (Gpu, MemorySystem) {
         let gpu = m1_lines();
         let m = MemorySystem::new(&gpu, 1.0);
@@ -767,8 +774,7 @@ mod tests {
 
     #[test]
     fn a_sector_model_coalesces_by_unit_and_charges_sparse_sectors() {
-        let mut gpu = metalsim_models::builtin("m1").unwrap();
-        gpu.memory.sector_bytes = Some(32);
+        let mut gpu = m1_sectors();
         gpu.memory.store_sector_cycles = Some(10.0);
         let mut m = MemorySystem::new(&gpu, 1.0);
         assert_eq!(m.request_shift(), 3);
@@ -791,8 +797,7 @@ mod tests {
 
     #[test]
     fn only_dirty_sectors_are_written_back() {
-        let mut gpu = metalsim_models::builtin("m1").unwrap();
-        gpu.memory.sector_bytes = Some(32);
+        let gpu = m1_sectors();
         let mut m = MemorySystem::new(&gpu, 1.0);
         // Requests are sectors: 32-byte units.
         assert_eq!(m.request_shift(), 5);
@@ -821,8 +826,7 @@ mod tests {
     fn an_evicted_partial_line_costs_dram_its_dirty_sectors() {
         // A 2-line L2 and SLC: stores of one sector each to many lines push them out
         // during the run, each moving 32 bytes, and DRAM is busy for those bytes only.
-        let mut gpu = metalsim_models::builtin("m1").unwrap();
-        gpu.memory.sector_bytes = Some(32);
+        let mut gpu = m1_sectors();
         gpu.memory.l2.size_bytes = 256;
         gpu.memory.l2.ways = 2;
         gpu.memory.slc.size_bytes = 256;
@@ -845,8 +849,7 @@ mod tests {
         // Stores to 3/4 of the L2's capacity: all stay dirty when a written line takes
         // one way; a third of them go to DRAM when it takes two (the L2 holds half its
         // size of written lines; the SLC, 16 times larger on M1, is made tiny).
-        let mut gpu = metalsim_models::builtin("m1").unwrap();
-        gpu.memory.sector_bytes = Some(32);
+        let mut gpu = m1_sectors();
         gpu.memory.slc.size_bytes = 128 * gpu.memory.slc.ways as u64;
         let lines = gpu.memory.l2.size_bytes / 128 * 3 / 4;
         let written = |gpu: &Gpu| {
@@ -866,8 +869,7 @@ mod tests {
     fn a_sector_written_in_part_is_read_before_it_is_written_back() {
         // A one-line SLC (a pass-through, as the H100 model's) under a 2-line L2: each
         // store's line leaves for DRAM two stores later.
-        let mut gpu = metalsim_models::builtin("m1").unwrap();
-        gpu.memory.sector_bytes = Some(32);
+        let mut gpu = m1_sectors();
         gpu.memory.l2.size_bytes = 256;
         gpu.memory.l2.ways = 2;
         gpu.memory.slc.size_bytes = 128;
