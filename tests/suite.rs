@@ -999,6 +999,159 @@ fn union_type_punning_in_quantized_blocks() {
     );
 }
 
+const BITFIELDS: &str = "tests/suite/bitfields.metal";
+
+/// The block header's fields in `bitfields.metal` as (first bit, width), derived by hand
+/// from clang's layout rules (the derivation is in the kernel file's header comment);
+/// `tag` is the ordinary `uchar` at byte 7.
+const HEADER_LAYOUT: [(u32, u32); 9] = [
+    (0, 5),   // scale_exp
+    (5, 7),   // zero (signed)
+    (12, 4),  // kind
+    (16, 16), // count
+    (32, 3),  // flags
+    (48, 6),  // level, after `ushort : 0`
+    (56, 8),  // tag
+    (64, 20), // check
+    (96, 14), // low, moved off the 32-bit unit it would straddle
+];
+
+/// The header's 16 bytes with each field's low bits at its place and `padding` in every
+/// bit no field holds.
+fn pack_header(fields: &[i64; 9], padding: u128) -> [u8; 16] {
+    let mut bits = padding;
+    for ((at, width), v) in HEADER_LAYOUT.iter().zip(fields) {
+        let mask = ((1u128 << width) - 1) << at;
+        bits = (bits & !mask) | (((*v as u128) << at) & mask);
+    }
+    bits.to_le_bytes()
+}
+
+/// A header's fields read back from its bytes (`zero` sign-extended).
+fn unpack_header(bytes: &[u8]) -> [i64; 9] {
+    let bits = u128::from_le_bytes(bytes[..16].try_into().unwrap());
+    let mut out = [0i64; 9];
+    for (i, (at, width)) in HEADER_LAYOUT.iter().enumerate() {
+        let v = ((bits >> at) & ((1u128 << width) - 1)) as i64;
+        out[i] = if i == 1 && v >= 64 { v - 128 } else { v };
+    }
+    out
+}
+
+/// Random header fields in range, with the edge values that wrap on update mixed in.
+fn header_fields(seed: u64, n: usize) -> Vec<[i64; 9]> {
+    let r = lcg_bytes(seed, n * 27);
+    (0..n)
+        .map(|b| {
+            let x = |k: usize| {
+                let c = &r[b * 27 + k * 3..][..3];
+                u32::from_le_bytes([c[0], c[1], c[2], 0]) as i64
+            };
+            let edge = b % 4 == 0;
+            [
+                x(0) % 32,
+                x(1) % 128 - 64,
+                if edge { 15 } else { x(2) % 16 },
+                if edge { 65535 } else { x(3) % 65536 },
+                x(4) % 8,
+                x(5) % 64,
+                x(6) % 256,
+                if edge { 0 } else { x(7) % (1 << 20) },
+                x(8) % (1 << 14),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn bit_fields_pack_a_quantized_block_header() {
+    let n = 40usize;
+    let headers = header_fields(5, n);
+    let bases = lcg_bytes(6, n);
+    let mut params = Vec::new();
+    for (h, base) in headers.iter().zip(&bases) {
+        params.extend(h.iter().map(|v| (*v as i32 as u32).to_string()));
+        params.push(base.to_string());
+    }
+    let rest = buffer(
+        0,
+        "params",
+        "uint",
+        params.len() as u64,
+        &format!("{{ values = [{}] }}", params.join(", ")),
+        false,
+    ) + &buffer(1, "blocks", "uchar", 32 * n as u64, "", true);
+    let (_, out) = run_specialized(
+        BITFIELDS,
+        &spec("pack_headers", [n as u32, 1, 1], [8, 1, 1], &rest),
+    );
+    let mut want = Vec::with_capacity(32 * n);
+    for (h, base) in headers.iter().zip(&bases) {
+        let zero = h[1] - 1;
+        let updated = [
+            h[0],
+            if zero < -64 { zero + 128 } else { zero },
+            (h[2] + 1) % 16,
+            (h[3] + 1) % 65536,
+            h[4] | 4,
+            h[5] ^ 0x15,
+            h[6],
+            (h[7] - 1).rem_euclid(1 << 20),
+            h[8] ^ 1,
+        ];
+        want.extend_from_slice(&pack_header(&updated, 0));
+        want.extend((0..16u32).map(|j| (*base as u32 + j * 7) as u8));
+    }
+    assert_eq!(out.buffers[1], want, "packed blocks, byte for byte");
+}
+
+#[test]
+fn bit_fields_unpack_and_dequantize_a_quantized_block() {
+    let n = 40usize;
+    let headers = header_fields(9, n);
+    let quants = lcg_bytes(10, 16 * n);
+    let mut bytes = Vec::with_capacity(32 * n);
+    for (b, h) in headers.iter().enumerate() {
+        // Every bit no field holds is set: unpacking must mask it away.
+        bytes.extend_from_slice(&pack_header(h, u128::MAX));
+        bytes.extend_from_slice(&quants[b * 16..][..16]);
+    }
+    let values: Vec<String> = bytes.iter().map(|b| b.to_string()).collect();
+    let rest = buffer(
+        0,
+        "blocks",
+        "uchar",
+        bytes.len() as u64,
+        &format!("{{ values = [{}] }}", values.join(", ")),
+        false,
+    ) + &buffer(1, "fields", "int", 9 * n as u64, "", true)
+        + &buffer(2, "values", "float", 16 * n as u64, "", true);
+    let (_, out) = run_specialized(
+        BITFIELDS,
+        &spec("unpack_blocks", [n as u32, 1, 1], [8, 1, 1], &rest),
+    );
+    let mut want_fields = Vec::new();
+    let mut want_values = Vec::new();
+    for (b, block) in bytes.chunks(32).enumerate() {
+        let h = unpack_header(block);
+        assert_eq!(h, headers[b], "the CPU packing round-trips");
+        want_fields.extend(h.iter().map(|v| *v as i32));
+        let scale = 1.0 / (1u64 << h[0]) as f32;
+        want_values.extend(
+            block[16..]
+                .iter()
+                .map(|q| (*q as i32 - h[1] as i32) as f32 * scale),
+        );
+    }
+    assert_eq!(i32s(&out.buffers[1]), want_fields, "unpacked header fields");
+    assert_close(
+        &f32s(&out.buffers[2]),
+        &want_values,
+        1e-6,
+        "dequantized values",
+    );
+}
+
 const COMPACT: &str = "tests/suite/compact.metal";
 
 /// Compacts `n` random values above `threshold` per threadgroup of `block` and checks each
@@ -2237,4 +2390,34 @@ fn texture_atomics_count_points_and_fold_values() {
         .position(|b| b.name == "exchanged")
         .unwrap();
     assert_eq!(i32s(&out.buffers[exchanged]), [init[8]]);
+}
+
+const CONSTEXPR_STRUCTS: &str = "tests/suite/constexpr_structs.metal";
+
+#[test]
+fn constexpr_struct_parameters_size_arrays_and_pick_branches() {
+    let n = 200u64;
+    let rest = buffer(0, "x", "uint", n, &random(17, 0.0, 4e9), false)
+        + &buffer(1, "out", "uint", n, "", true);
+    let (launch, out) = run_specialized(
+        CONSTEXPR_STRUCTS,
+        &spec("constexpr_params", [n as u32, 1, 1], [64, 1, 1], &rest),
+    );
+    // The kernel's parameters, written out: order {2, 0, 3, 1}, weights w << shift of
+    // {3, 2}, {5, 0}, {7, 1}, the constructor's mul 3 * 2 + 1 times the 4x4 tile's area,
+    // bn 4 and bm 8; the `if constexpr` takes its first branch (weight(1) is 5).
+    let order = [2u32, 0, 3, 1];
+    let weight = [3u32 << 2, 5, 7 << 1];
+    let want: Vec<u32> = common::u32s(&launch.buffers[0].bytes)
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let i = i as u32;
+            x.wrapping_mul(order[i as usize % 4] + 1)
+                .wrapping_add(weight[i as usize % 3])
+                .wrapping_add(100 + 7 * 16 + i % 4)
+                .wrapping_add(x.wrapping_mul(8))
+        })
+        .collect();
+    assert_eq!(common::u32s(&out.buffers[1]), want, "constexpr parameters");
 }

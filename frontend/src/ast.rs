@@ -441,6 +441,9 @@ pub struct Field {
     pub attrs: Vec<Attribute>,
     /// A default member initializer (`float x = 0;`).
     pub init: Option<Init>,
+    /// The width of a bit-field (`uint kind : 4;`); an unnamed bit-field (`uint : 0;`)
+    /// has an empty name.
+    pub bit_width: Option<Expr>,
     /// Where.
     pub span: Span,
 }

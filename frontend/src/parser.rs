@@ -21,7 +21,7 @@
 //! that lowering does not support yet becomes [`Item::Unsupported`](crate::ast::Item) with
 //! no diagnostic: templates, enums, unions, `using` declarations, vertex and fragment
 //! functions, and structs with inheritance, static data members, default member
-//! initializers, bit-fields, destructors, nested types or constructor initializer lists.
+//! initializers, destructors, nested types or constructor initializer lists.
 //!
 //! Shapes the AST leaves open, as this parser fills them:
 //! - `[[kernel]]` sets [`FnSpecifiers::kernel`](crate::ast::FnSpecifiers) too, and keeps the
@@ -789,12 +789,20 @@ mod tests {
     }
 
     #[test]
+    fn a_static_bit_field_is_an_error() {
+        check(
+            "struct V { static uint x : 3; int y; };",
+            "(struct V\n  (field int y)\n  (error))\n---\nt.metal:1:12: error: a static data member cannot be a bit-field (C++ gives a width only to non-static members)",
+        );
+    }
+
+    #[test]
     fn struct_members() {
         check(
             "struct S { static constant int N = 4; int a; };\nstruct T : S { int b = 2; };\nstruct U { explicit U(int x) : a(x), b{1} {} U() = default; int a, b; \
              float operator[](int i) const device; operator float() const { return a; } \
              ~U() {} struct In { int c; }; using F = float; enum E { A }; \
-             template <typename X> X get() { return X(a); } };\nstruct V { int x : 3; };",
+             template <typename X> X get() { return X(a); } };\nstruct V { int x : 3; uint : 0; uint y : N + 1; };",
             "(struct S\n  (field int a)\n  (vars (decl static (constant int) N = 4)))\n\
              (struct T : S\n  (field int b = 2))\n\
              (struct U\n  (field int a)\n  (field int b)\n  (fn ctor U -> U (init a (paren x)) (init b (brace 1))\n    (param int x)\n    (block))\n  \
@@ -802,7 +810,7 @@ mod tests {
              (fn conversion operator conversion -> float (this const)\n    (block\n      (return a)))\n  \
              (fn dtor U -> void\n    (block))\n  (struct In\n    (field int c))\n  (alias F float)\n  (enum E A)\n  \
              (template <typename X>\n    (fn get -> X\n      (block\n        (return (call X a))))))\n\
-             (struct V\n  (unsupported \"bit-fields\"))",
+             (struct V\n  (field int x : 3)\n  (field uint  : 0)\n  (field uint y : (+ N 1)))",
         );
     }
 

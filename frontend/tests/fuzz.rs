@@ -19,7 +19,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 /// How many entries of [`CORPUS`] (its first ones) are complete kernels that compile; the
 /// rest are parser fixtures (some include files or use constructs lowering refuses).
-const COMPILING: usize = 12;
+const COMPILING: usize = 13;
 
 /// The seed inputs: kernels in the styles of MLX, llama.cpp and the tutorials.
 const CORPUS: &[&str] = &[
@@ -35,6 +35,7 @@ const CORPUS: &[&str] = &[
     include_str!("../../tests/suite/sampling.metal"),
     include_str!("../../tests/suite/cubes.metal"),
     include_str!("../../tests/suite/local_types.metal"),
+    include_str!("../../tests/suite/bitfields.metal"),
     include_str!("../../tests/suite/vector_constants.metal"),
     include_str!("../../tests/suite/reduce_ops.metal"),
     include_str!("../../examples/matmul_tiled.metal"),
@@ -85,6 +86,8 @@ const WORDS: &[&str] = &[
     "[[thread_position_in_grid]]",
     "template [[host_name(\"i\")]] [[kernel]] decltype(f<float>) f<float>;",
     "struct S { float x; S() : x(0) {} float operator()(float y) const { return x + y; } };",
+    "struct B { uint k : 4; int s : 5; ushort : 0; uchar t : 3; };",
+    " : 3",
     "using T = half;",
     "namespace n {",
     "}",

@@ -5,9 +5,10 @@
 
 use std::collections::HashMap;
 
-use metalsim_isa::Space;
+use metalsim_isa::{Space, Value};
 
 use crate::ast::{self, Expr, ExprKind, FnKind, FunctionDef};
+use crate::lower::bitfield::{BitField, InitMember, init_members};
 use crate::lower::consteval::Const;
 use crate::lower::names::{DeclId, DeclKind, Env, Hit};
 use crate::lower::resolve::{FnRef, Resolved};
@@ -832,7 +833,22 @@ impl<'a> FnLowerer<'_, 'a> {
     /// Binds one parameter to its argument.
     fn bind_param(&mut self, d: &DeclType, arg: Arg<'_>, name: Option<&str>) -> Option<Binding> {
         if d.is_ref
+            && let Arg::Op(Operand::Place { place, .. }, span) = &arg
+            && let Place::BitField { field, .. } = place
+            && !d.is_const_ref()
+        {
+            self.error(
+                format!(
+                    "a non-const reference cannot bind to the bit-field `{}`",
+                    field.name
+                ),
+                *span,
+            );
+            return None;
+        }
+        if d.is_ref
             && let Arg::Op(Operand::Place { place, cached }, span) = &arg
+            && !matches!(place, Place::BitField { .. })
         {
             let pty = self.place_ty(place);
             if pty == d.ty {
@@ -1123,10 +1139,19 @@ impl<'a> FnLowerer<'_, 'a> {
     fn member_init(&mut self, id: StructId, obj: &Place, mi: &ast::MemberInit) -> Option<()> {
         let name = mi.name.last();
         let args: Vec<Expr> = mi.args.clone();
-        if let Some(Hit::Field(_, i)) = self.g.class_member(id, name)
-            && mi.name.segments.len() == 1
-        {
-            let field = self.field_place(obj.clone(), id, i);
+        let field = match self.bit_field(id, name) {
+            Some(b) if mi.name.segments.len() == 1 => Some(Place::BitField {
+                base: Box::new(obj.clone()),
+                field: Box::new(b),
+            }),
+            _ => match self.g.class_member(id, name) {
+                Some(Hit::Field(_, i)) if mi.name.segments.len() == 1 => {
+                    Some(self.field_place(obj.clone(), id, i))
+                }
+                _ => None,
+            },
+        };
+        if let Some(field) = field {
             let fty = self.place_ty(&field);
             let v = if mi.brace {
                 let list = Expr {
@@ -1282,8 +1307,9 @@ impl<'a> FnLowerer<'_, 'a> {
         let mut v = self.default_object(id, span)?;
         let fields = self.g.structs.get(id).fields.clone();
         let bases = self.g.classes[id.0].bases.clone();
-        // Initializable members: each base, then each own field.
+        // Initializable members: each base, then each own field, in declaration order.
         let mut targets: Vec<(Ty, usize, usize)> = Vec::new();
+        let mut bit_targets: Vec<Option<BitField>> = Vec::new();
         let own = self.g.classes[id.0].own_fields;
         let leaf_start = |me: &Self, fi: usize| -> usize {
             fields[..fi]
@@ -1295,11 +1321,21 @@ impl<'a> FnLowerer<'_, 'a> {
             let n = self.g.structs.leaf_count(&Ty::Struct(b.id));
             if n > 0 {
                 targets.push((Ty::Struct(b.id), leaf_start(self, b.field_start), n));
+                bit_targets.push(None);
             }
         }
-        for (i, f) in fields.iter().enumerate().skip(own) {
-            let n = self.g.structs.leaf_count(&f.1);
-            targets.push((f.1.clone(), leaf_start(self, i), n));
+        for m in init_members(self.g.structs.get(id), own) {
+            match m {
+                InitMember::Field(i) => {
+                    let n = self.g.structs.leaf_count(&fields[i].1);
+                    targets.push((fields[i].1.clone(), leaf_start(self, i), n));
+                    bit_targets.push(None);
+                }
+                InitMember::Bits(b) => {
+                    targets.push((Ty::Scalar(b.ty), 0, 0));
+                    bit_targets.push(Some(b));
+                }
+            }
         }
         if args.len() > targets.len() {
             let t = self.show(&ty);
@@ -1309,9 +1345,34 @@ impl<'a> FnLowerer<'_, 'a> {
             );
             return None;
         }
-        for (arg, (fty, start, n)) in args.into_iter().zip(targets) {
+        let leaves = self.g.structs.leaves(&ty);
+        for ((arg, (fty, start, n)), bits) in args.into_iter().zip(targets).zip(bit_targets) {
             let fv = self.arg_value(arg, &fty)?;
-            v.parts[start..start + n].copy_from_slice(&fv.parts);
+            match bits {
+                None => v.parts[start..start + n].copy_from_slice(&fv.parts),
+                Some(b) => {
+                    // The bit-field's storage words are leaves of the object.
+                    let at: Vec<usize> = b
+                        .words
+                        .iter()
+                        .filter_map(|(off, w)| {
+                            leaves.iter().position(|(t, o)| o == off && *t == w.isa())
+                        })
+                        .collect();
+                    if at.len() != b.words.len() {
+                        self.error(
+                            format!("initializing the union bit-field `{}` from a braced list is not supported", b.name),
+                            span,
+                        );
+                        return None;
+                    }
+                    let old: Vec<Value> = at.iter().map(|i| v.parts[*i]).collect();
+                    let new = self.insert_bits(&b, &old, fv.parts[0]);
+                    for (i, n) in at.into_iter().zip(new) {
+                        v.parts[i] = n;
+                    }
+                }
+            }
         }
         Some(v)
     }
@@ -1669,7 +1730,8 @@ pub fn place_is_const(p: &Place) -> bool {
         } => *is_const || *space == Space::Constant,
         Place::Swizzle { base, .. }
         | Place::DynComponent { base, .. }
-        | Place::DynElement { base, .. } => place_is_const(base),
+        | Place::DynElement { base, .. }
+        | Place::BitField { base, .. } => place_is_const(base),
     }
 }
 

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 use crate::ast::{self, TemplateArg};
+use crate::lower::bitfield::{BitField, STORAGE_FIELD, place_bit_field, storage_words, words_of};
 use crate::lower::names::{DeclId, DeclKind, Env, Hit};
 use crate::lower::templates::{MAX_INSTANTIATION_DEPTH, TArg, targ_specificity};
 use crate::lower::types::{Scalar, StructId, StructInfo, Ty};
@@ -317,6 +318,7 @@ impl<'a> FnLowerer<'_, 'a> {
             align: 1,
             arrays_in_registers: self.is_prelude_matrix(primary),
             union_members: Vec::new(),
+            bit_fields: Vec::new(),
         });
         let params_env = home.params(binds);
         let env = params_env.class(id);
@@ -336,6 +338,7 @@ impl<'a> FnLowerer<'_, 'a> {
         let mut fields: Vec<(String, Ty, u32)> = Vec::new();
         let mut inits: Vec<Option<(&'a ast::Init, Env)>> = Vec::new();
         let mut bases = Vec::new();
+        let mut bit_fields: Vec<BitField> = Vec::new();
         let mut offset = 0u32;
         let mut align = 1u32;
         self.in_env(env.clone(), |me| {
@@ -369,6 +372,14 @@ impl<'a> FnLowerer<'_, 'a> {
                     field_start: fields.len(),
                     offset: boffset,
                 });
+                for f in &binfo.bit_fields {
+                    bit_fields.push(BitField {
+                        bit_offset: f.bit_offset + 8 * boffset,
+                        words: f.words.iter().map(|(o, w)| (o + boffset, *w)).collect(),
+                        decl_pos: f.decl_pos + fields.len(),
+                        ..f.clone()
+                    });
+                }
                 for (i, (n, t, o)) in binfo.fields.iter().enumerate() {
                     fields.push((n.clone(), t.clone(), boffset + o));
                     inits.push(bclass.field_inits.get(i).cloned().flatten());
@@ -380,11 +391,59 @@ impl<'a> FnLowerer<'_, 'a> {
             }
         });
         let own_fields = fields.len();
+        let own_bit_fields = bit_fields.len();
+        // The next free bit while bit-fields are being laid out, and where this run of
+        // them began among the bit-fields.
+        let mut run: Option<(u64, usize)> = None;
         self.in_env(env.clone(), |me| {
             for f in &def.fields {
                 let Some(d) = me.resolve_type(&f.ty) else {
                     continue;
                 };
+                if let Some(width) = &f.bit_width {
+                    let Some(w) = me.bit_field_width(f, &d, width) else {
+                        continue;
+                    };
+                    let Ty::Scalar(t) = d.ty else { continue };
+                    let named = !f.name.name.is_empty();
+                    if named
+                        && (fields[own_fields..]
+                            .iter()
+                            .any(|(n, _, _)| *n == f.name.name)
+                            || bit_fields[own_bit_fields..]
+                                .iter()
+                                .any(|b| b.name == f.name.name))
+                    {
+                        me.error(format!("duplicate field `{}`", f.name.name), f.name.span);
+                        continue;
+                    }
+                    let bit_offset = if def.is_union {
+                        offset = offset.max(w.div_ceil(8));
+                        0
+                    } else {
+                        let (cursor, start) = run.unwrap_or((offset as u64 * 8, bit_fields.len()));
+                        let at = place_bit_field(cursor, w, t.size() * 8);
+                        let end = at + w as u64;
+                        run = Some((end, start));
+                        offset = u32::try_from(end.div_ceil(8)).unwrap_or(u32::MAX);
+                        u32::try_from(at).unwrap_or(u32::MAX)
+                    };
+                    if named {
+                        bit_fields.push(BitField {
+                            name: f.name.name.clone(),
+                            ty: t,
+                            bit_offset,
+                            width: w,
+                            words: Vec::new(),
+                            decl_pos: fields.len(),
+                        });
+                        align = align.max(t.size());
+                    }
+                    continue;
+                }
+                if let Some((_, start)) = run.take() {
+                    end_bit_field_run(&mut bit_fields[start..], &mut fields, &mut inits);
+                }
                 if d.is_ref || matches!(d.ty, Ty::Void) {
                     me.error("a struct field cannot be a reference or void", f.span);
                     continue;
@@ -421,9 +480,21 @@ impl<'a> FnLowerer<'_, 'a> {
                 align = align.max(a);
             }
         });
+        if let Some((_, start)) = run {
+            end_bit_field_run(&mut bit_fields[start..], &mut fields, &mut inits);
+        }
+        if def.is_union {
+            // A union's bit-fields all start at bit 0 of its storage.
+            let own = &mut bit_fields[own_bit_fields..];
+            let max_word = own.iter().map(|b| b.ty.size()).max().unwrap_or(1);
+            let words = storage_words(own, max_word);
+            for b in own {
+                b.words = words_of(b, &words);
+            }
+        }
         let size = offset.div_ceil(align) * align;
         let mut union_members = Vec::new();
-        if def.is_union && !fields.is_empty() {
+        if def.is_union && (!fields.is_empty() || bit_fields.len() > own_bit_fields) {
             union_members = std::mem::take(&mut fields);
             fields.push(union_storage(size, align));
             inits = vec![None];
@@ -433,6 +504,7 @@ impl<'a> FnLowerer<'_, 'a> {
         info.align = align;
         info.fields = fields;
         info.union_members = union_members;
+        info.bit_fields = bit_fields;
         let c = &mut self.g.classes[id.0];
         c.bases = bases;
         c.own_fields = own_fields;
@@ -459,6 +531,25 @@ impl<'a> FnLowerer<'_, 'a> {
         }
         let _ = span;
         id
+    }
+}
+
+/// Ends a run of consecutive bit-fields of a struct: the storage words of its named
+/// bit-fields become hidden fields (without initializers), and each bit-field learns its
+/// words.
+fn end_bit_field_run(
+    run: &mut [BitField],
+    fields: &mut Vec<(String, Ty, u32)>,
+    inits: &mut Vec<Option<(&ast::Init, Env)>>,
+) {
+    let max_word = run.iter().map(|b| b.ty.size()).max().unwrap_or(1);
+    let words = storage_words(run, max_word);
+    for b in run.iter_mut() {
+        b.words = words_of(b, &words);
+    }
+    for (off, w) in words {
+        fields.push((STORAGE_FIELD.to_string(), Ty::Scalar(w), off));
+        inits.push(None);
     }
 }
 

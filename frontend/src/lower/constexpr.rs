@@ -11,9 +11,12 @@ use std::collections::HashMap;
 use metalsim_isa::DataObject;
 
 use crate::ast::{
-    BinaryOp, CastKind, Expr, ExprKind, Init, PostfixOp, Stmt, StmtKind, TypeKind, UnaryOp, VarDecl,
+    BinaryOp, CastKind, Expr, ExprKind, FnKind, Init, PostfixOp, Stmt, StmtKind, TypeKind, UnaryOp,
+    VarDecl,
 };
+use crate::lower::bitfield::{InitMember, init_members, write_bits};
 use crate::lower::consteval::{self, Const};
+use crate::lower::constobj::{ConstCall, ConstObj};
 use crate::lower::names::{DeclId, DeclKind, Env};
 use crate::lower::resolve::Resolved;
 use crate::lower::templates::{MAX_INSTANTIATION_DEPTH, TArg};
@@ -27,7 +30,7 @@ pub const MAX_STEPS: u64 = 1_000_000;
 /// How a statement finished during constant evaluation.
 enum Flow {
     Next,
-    Return(Option<Const>),
+    Return(Option<ConstObj>),
     Break,
     Continue,
 }
@@ -103,7 +106,7 @@ impl<'a> FnLowerer<'_, 'a> {
         Some(())
     }
 
-    fn interp(&mut self, e: &Expr) -> Option<Const> {
+    pub(crate) fn interp(&mut self, e: &Expr) -> Option<Const> {
         self.step()?;
         match &e.kind {
             ExprKind::IntLit {
@@ -124,6 +127,9 @@ impl<'a> FnLowerer<'_, 'a> {
                     let name = path.last();
                     if let Some(c) = self.cframes.last().and_then(|f| f.get(name)) {
                         return Some(*c);
+                    }
+                    if let Some(c) = self.this_member_value(name) {
+                        return Some(c);
                     }
                     if name == "nullptr" || name == "this" {
                         return None;
@@ -161,11 +167,18 @@ impl<'a> FnLowerer<'_, 'a> {
                 consteval::binary(*op, a, b)
             }
             ExprKind::Assign { op, lhs, rhs } => {
-                let ExprKind::Name(p) = &lhs.kind else {
-                    return None;
+                let name = match &lhs.kind {
+                    ExprKind::Name(p) => p.last().to_string(),
+                    ExprKind::Member {
+                        base, name, arrow, ..
+                    } if *arrow && is_this(base) => {
+                        return self.interp_member_assign(&name.name, *op, rhs);
+                    }
+                    _ => return None,
                 };
-                let name = p.last().to_string();
-                let old = *self.cframes.last()?.get(&name)?;
+                let Some(&old) = self.cframes.last()?.get(&name) else {
+                    return self.interp_member_assign(&name, *op, rhs);
+                };
                 let r = self.interp(rhs)?;
                 let new = match op {
                     None => r,
@@ -233,42 +246,10 @@ impl<'a> FnLowerer<'_, 'a> {
                     None => Some(Const::int(Scalar::Int, 0).cast(s)),
                 }
             }
-            ExprKind::Index { base, index } => {
-                let i = self.interp(index)?;
-                self.const_element(base, i)
-            }
+            ExprKind::Index { .. } | ExprKind::Member { arrow: false, .. } => self.const_part(e),
+            ExprKind::Member { base, .. } if is_this(base) => self.const_part(e),
             _ => None,
         }
-    }
-
-    /// An element of a program-scope `constant` array, read from its data.
-    fn const_element(&mut self, base: &Expr, index: Const) -> Option<Const> {
-        let ExprKind::Name(path) = &base.kind else {
-            return None;
-        };
-        let Resolved::Global(GlobalValue::Data { id, ty }) = self.resolve_path(path, false)? else {
-            return None;
-        };
-        let Ty::Array(elem, n) = ty else {
-            return None;
-        };
-        let Ty::Scalar(s) = *elem else {
-            return None;
-        };
-        let i = index.as_i128();
-        if i < 0 || i >= n as i128 {
-            return None;
-        }
-        let off = i as usize * s.size() as usize;
-        let bytes = self
-            .g
-            .data
-            .get(id as usize)?
-            .bytes
-            .get(off..off + s.size() as usize)?;
-        let mut b = [0u8; 8];
-        b[..bytes.len()].copy_from_slice(bytes);
-        Some(Const::from_bits(s, u64::from_le_bytes(b)))
     }
 
     /// The number of elements of a template parameter pack or function parameter pack.
@@ -299,7 +280,31 @@ impl<'a> FnLowerer<'_, 'a> {
         Some(if prefix { new } else { old })
     }
 
-    fn interp_call(&mut self, callee: &Expr, args: &[Expr], span: Span) -> Option<Const> {
+    pub(crate) fn interp_call(
+        &mut self,
+        callee: &Expr,
+        args: &[Expr],
+        span: Span,
+    ) -> Option<Const> {
+        self.interp_call_obj(callee, args, span)?.as_scalar()
+    }
+
+    /// A call's constant result, of any type (a `constexpr` function returning a struct).
+    pub(crate) fn interp_call_obj(
+        &mut self,
+        callee: &Expr,
+        args: &[Expr],
+        span: Span,
+    ) -> Option<ConstObj> {
+        if let ExprKind::Member {
+            base,
+            name,
+            arrow: false,
+            ..
+        } = &callee.kind
+        {
+            return self.interp_method(base, &name.name, args, span);
+        }
         let ExprKind::Name(path) = &callee.kind else {
             return None;
         };
@@ -307,7 +312,7 @@ impl<'a> FnLowerer<'_, 'a> {
             let ExprKind::Name(p) = &args[0].kind else {
                 return None;
             };
-            return match self.resolve_path(p, false)? {
+            let found = match self.resolve_path(p, false)? {
                 Resolved::Global(GlobalValue::Spec { value, .. }) => {
                     self.touched_spec = true;
                     Some(Const::bool(value.is_some()))
@@ -318,6 +323,7 @@ impl<'a> FnLowerer<'_, 'a> {
                 }
                 _ => None,
             };
+            return found.map(ConstObj::scalar);
         }
         let r = self.resolve_path(path, false)?;
         let mut vals = Vec::with_capacity(args.len());
@@ -325,14 +331,17 @@ impl<'a> FnLowerer<'_, 'a> {
             vals.push(self.interp(a)?);
         }
         match r {
+            Resolved::Type(Ty::Struct(id)) | Resolved::Local(Binding::Type(Ty::Struct(id))) => {
+                self.interp_constructor(id, &vals, span)
+            }
             Resolved::Type(Ty::Scalar(s)) | Resolved::Local(Binding::Type(Ty::Scalar(s))) => {
                 match vals.as_slice() {
-                    [] => Some(Const::int(Scalar::Int, 0).cast(s)),
-                    [v] => Some(v.cast(s)),
+                    [] => Some(ConstObj::scalar(Const::int(Scalar::Int, 0).cast(s))),
+                    [v] => Some(ConstObj::scalar(v.cast(s))),
                     _ => None,
                 }
             }
-            Resolved::Builtin { name, .. } => builtin_const(&name, &vals),
+            Resolved::Builtin { name, .. } => builtin_const(&name, &vals).map(ConstObj::scalar),
             Resolved::Overloads(fns) => {
                 let infos: Vec<_> = vals
                     .iter()
@@ -340,19 +349,21 @@ impl<'a> FnLowerer<'_, 'a> {
                     .collect();
                 let name = path.last().to_string();
                 let chosen = self.choose(fns, &infos, None, &name, span, false)?;
-                self.interp_function(&chosen, &vals, span)
+                self.interp_function(&chosen, &vals, None, span)
             }
             _ => None,
         }
     }
 
-    /// Interprets a call of a (`constexpr`) function with constant arguments.
-    fn interp_function(
+    /// Interprets a call of a (`constexpr`) function with constant arguments (a method's
+    /// on the constant object `this`).
+    pub(crate) fn interp_function(
         &mut self,
         chosen: &crate::lower::call::Chosen<'a>,
         vals: &[Const],
+        this: Option<ConstObj>,
         span: Span,
-    ) -> Option<Const> {
+    ) -> Option<ConstObj> {
         let body = chosen.def.body.as_ref()?;
         if self.g.depth > MAX_INSTANTIATION_DEPTH {
             self.error(
@@ -373,19 +384,36 @@ impl<'a> FnLowerer<'_, 'a> {
             };
             frame.insert(name.name.clone(), v);
         }
-        let ret = chosen.ret.clone();
+        let ret = chosen.ret.clone().map(|d| d.ty);
         self.g.depth += 1;
         self.cframes.push(frame);
-        let flow = self.in_env(chosen.env.clone(), |me| me.interp_stmts(&body.stmts));
+        self.const_calls.push(ConstCall {
+            this,
+            ret: ret.clone(),
+        });
+        let ctor = chosen.def.kind == FnKind::Constructor;
+        let flow = self.in_env(chosen.env.clone(), |me| {
+            if ctor {
+                me.interp_member_inits(&chosen.def.inits)?;
+            }
+            me.interp_stmts(&body.stmts)
+        });
+        let call = self.const_calls.pop();
         self.cframes.pop();
         self.g.depth -= 1;
+        if ctor {
+            return match flow? {
+                Flow::Next | Flow::Return(None) => call?.this,
+                _ => None,
+            };
+        }
         let Flow::Return(Some(v)) = flow? else {
             return None;
         };
-        match ret.map(|d| d.ty) {
-            Some(Ty::Scalar(s)) => Some(v.cast(s)),
-            None => Some(v),
-            Some(_) => None,
+        match (ret, v.as_scalar()) {
+            (Some(Ty::Scalar(s)), Some(c)) => Some(ConstObj::scalar(c.cast(s))),
+            (None, _) => Some(v),
+            (Some(t), _) => (v.ty == t).then_some(v),
         }
     }
 
@@ -490,7 +518,7 @@ impl<'a> FnLowerer<'_, 'a> {
                 Some(Flow::Next)
             }
             StmtKind::Return(v) => Some(Flow::Return(match v {
-                Some(e) => Some(self.interp(e)?),
+                Some(e) => Some(self.interp_return(e)?),
                 None => None,
             })),
             StmtKind::Break => Some(Flow::Break),
@@ -630,6 +658,9 @@ impl<'a> FnLowerer<'_, 'a> {
             ),
             Init::Brace(_) => false,
         };
+        if built && let Some(obj) = self.const_init_object(&d.ty, init, v.span) {
+            return Some(self.push_data(obj, &v.name.name));
+        }
         if built && matches!(d.ty, Ty::Struct(_)) {
             return Some(GlobalValue::Inline {
                 init: init.clone(),
@@ -690,7 +721,7 @@ impl<'a> FnLowerer<'_, 'a> {
             _ => {
                 let t = self.show(&d.ty);
                 self.error(
-                    format!("function constants of type `{t}` are not supported yet (scalars and vectors are)"),
+                    format!("a function constant cannot have the type `{t}`: MSL 4.9.1: \"Functions constants can only be a scalar or vector type. Using a user-defined type or an array of a scalar or vector type for a function constant results in a compilation error.\""),
                     v.ty.span,
                 );
                 return None;
@@ -768,8 +799,22 @@ impl<'a> FnLowerer<'_, 'a> {
             (Ty::Struct(id), ExprKind::InitList(items))
             | (Ty::Struct(id), ExprKind::TypedInitList { elems: items, .. }) => {
                 let fields = self.g.structs.get(*id).fields.clone();
-                self.const_list(items, fields.len(), e.span, |me, i, item| {
-                    me.const_init_bytes(&fields[i].1, item, offset + fields[i].2, out)
+                let members = init_members(self.g.structs.get(*id), 0);
+                self.const_list(items, members.len(), e.span, |me, i, item| {
+                    match &members[i] {
+                        InitMember::Field(f) => {
+                            me.const_init_bytes(&fields[*f].1, item, offset + fields[*f].2, out)
+                        }
+                        InitMember::Bits(b) => {
+                            match me.const_expr(item, "a program-scope initializer") {
+                                Some(c) => {
+                                    write_bits(out, offset, b, c.cast(b.ty).bits());
+                                    true
+                                }
+                                None => false,
+                            }
+                        }
+                    }
                 })
             }
             _ => {
@@ -849,6 +894,11 @@ fn builtin_const(name: &str, v: &[Const]) -> Option<Const> {
         }),
         _ => None,
     }
+}
+
+/// Whether `e` is `this`.
+fn is_this(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Name(p) if p.is_plain() && p.last() == "this")
 }
 
 /// A written type without its qualifiers.

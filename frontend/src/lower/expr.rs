@@ -594,6 +594,13 @@ impl FnLowerer<'_, '_> {
                             parts: vec![a],
                         }))
                     }
+                    Place::BitField { field, .. } => {
+                        self.error(
+                            format!("cannot take the address of the bit-field `{}`", field.name),
+                            span,
+                        );
+                        None
+                    }
                     _ => {
                         self.error(
                             "cannot take the address of this object (only of memory)",

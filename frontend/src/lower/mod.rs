@@ -30,11 +30,13 @@
 //! Errors are [`Diagnostic`]s; lowering goes on after one to report the file's other
 //! problems, and returns no module when any error was found.
 
+mod bitfield;
 mod builtins;
 mod call;
 mod class;
 mod consteval;
 mod constexpr;
+mod constobj;
 mod convert;
 mod expr;
 mod init;
@@ -410,6 +412,11 @@ pub(crate) enum Place {
         index: Value,
         elem: Ty,
     },
+    /// A bit-field of a struct object (`base`).
+    BitField {
+        base: Box<Place>,
+        field: Box<bitfield::BitField>,
+    },
 }
 
 /// A name in a function's scope.
@@ -498,6 +505,12 @@ pub(crate) struct FnLowerer<'g, 'a> {
     pub spec_ok: bool,
     /// Constant evaluation read a function constant.
     pub touched_spec: bool,
+    /// The values of this function's `constexpr` (and constant-initialized `const`) local
+    /// objects of struct or array type, by where they live.
+    pub const_objects: HashMap<constobj::ConstKey, constobj::ConstObj>,
+    /// The `constexpr` calls being interpreted (their object and return type), parallel
+    /// to `cframes`.
+    pub const_calls: Vec<constobj::ConstCall>,
 }
 
 impl<'g, 'a> FnLowerer<'g, 'a> {
@@ -516,6 +529,8 @@ impl<'g, 'a> FnLowerer<'g, 'a> {
             cframes: Vec::new(),
             spec_ok: false,
             touched_spec: false,
+            const_objects: HashMap::new(),
+            const_calls: Vec::new(),
         }
     }
 

@@ -1,4 +1,4 @@
-//! Places: objects that can be read and written (SSA variables, memory, vector
+//! Places: objects that can be read and written (SSA variables, memory, bit-fields, vector
 //! components), and how to load, store, index and take members of them.
 
 use metalsim_isa::{CmpCond, Op, Space, Type, Value};
@@ -38,6 +38,7 @@ impl FnLowerer<'_, '_> {
                 Ty::Scalar(self.place_ty(base).elem_scalar().unwrap_or(Scalar::Float))
             }
             Place::DynElement { elem, .. } => elem.clone(),
+            Place::BitField { field, .. } => Ty::Scalar(field.ty),
         }
     }
 
@@ -115,6 +116,13 @@ impl FnLowerer<'_, '_> {
                 Some(Val {
                     ty: elem.clone(),
                     parts,
+                })
+            }
+            Place::BitField { base, field } => {
+                let v = self.load_bit_field(base, field, span)?;
+                Some(Val {
+                    ty: Ty::Scalar(field.ty),
+                    parts: vec![v],
                 })
             }
         }
@@ -217,6 +225,19 @@ impl FnLowerer<'_, '_> {
                 }
                 self.store(base, &Val { ty: old.ty, parts }, span)
             }
+            Place::BitField { base, field } => {
+                if crate::lower::call::place_is_const(base) {
+                    self.error(
+                        format!(
+                            "cannot assign to the bit-field `{}` of a `const` object",
+                            field.name
+                        ),
+                        span,
+                    );
+                    return None;
+                }
+                self.store_bit_field(base, field, v.parts[0], span)
+            }
         }
     }
 
@@ -256,6 +277,8 @@ impl FnLowerer<'_, '_> {
                 base: Box::new(base.clone()),
                 index: self.const_u32(comp as u32),
             },
+            // A bit-field is a scalar: its only component is itself.
+            Place::BitField { .. } => base.clone(),
         }
     }
 
@@ -379,6 +402,9 @@ impl FnLowerer<'_, '_> {
         };
         match &ty {
             Ty::Struct(id) => {
+                if let Some(field) = self.bit_field(*id, name) {
+                    return self.bit_field_operand(base, field, span);
+                }
                 let index = match self.g.class_member(*id, name) {
                     Some(Hit::Field(_, i)) => i,
                     Some(Hit::Decls(ds)) => {
@@ -544,6 +570,7 @@ impl FnLowerer<'_, '_> {
             _ => false,
         };
         matches!(self.g.class_member(id, name), Some(Hit::Field(..)))
+            || info.bit_fields.iter().any(|f| f.name == name)
             || info.union_members.iter().any(|m| m.0 == name)
             || info.fields.iter().any(anonymous_with)
             || info.union_members.iter().any(anonymous_with)

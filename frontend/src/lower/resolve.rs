@@ -151,8 +151,12 @@ impl FnLowerer<'_, '_> {
                 None
             }
             TypeKind::Decltype(e) => {
-                let ty = self.type_of_expr(e)?;
-                Some(plain(ty))
+                // A trailing return type may name the function's own call
+                // (`auto g(T x) -> decltype(g(x + 1))`): bounded like instantiations.
+                self.g.depth += 1;
+                let ty = self.type_of_expr(e);
+                self.g.depth -= 1;
+                Some(plain(ty?))
             }
         }
     }
@@ -540,7 +544,12 @@ impl FnLowerer<'_, '_> {
                     }
                     None => home,
                 };
-                let ty = self.in_env(env, |me| me.resolve_type(te))?;
+                // An alias may name a member alias of another instantiation
+                // (`typedef typename S<S<T>>::type type;`): bounded like instantiations.
+                self.g.depth += 1;
+                let ty = self.in_env(env, |me| me.resolve_type(te));
+                self.g.depth -= 1;
+                let ty = ty?;
                 if ty.is_ref {
                     return Some(Resolved::Type(ty.ty));
                 }

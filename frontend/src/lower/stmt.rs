@@ -6,6 +6,7 @@ use metalsim_isa::{Alloc, CmpCond, Op, Space, Type};
 
 use crate::ast::{self, Expr, ExprKind, Init, Stmt, StmtKind, TypeKind};
 use crate::lower::consteval;
+use crate::lower::constobj::{ConstKey, ConstObj};
 use crate::lower::names::DeclId;
 use crate::lower::templates::TArg;
 use crate::lower::types::Ty;
@@ -733,12 +734,19 @@ impl<'a> FnLowerer<'_, 'a> {
                     return;
                 }
                 let id = self.g.data.len() as u32;
+                let addr = self.s.val(Op::DataAddr(id), Type::U64, &[]);
+                if matches!(d.ty, Ty::Struct(_) | Ty::Array(..)) {
+                    let obj = ConstObj {
+                        ty: d.ty.clone(),
+                        bytes: bytes.clone(),
+                    };
+                    self.const_objects.insert(ConstKey::Addr(addr), obj);
+                }
                 self.g.data.push(metalsim_isa::DataObject {
                     bytes,
                     align: self.g.structs.align(&d.ty),
                     name: name.clone(),
                 });
-                let addr = self.s.val(Op::DataAddr(id), Type::U64, &[]);
                 self.bind(
                     &name,
                     Binding::Place(Place::Mem {
@@ -776,6 +784,25 @@ impl<'a> FnLowerer<'_, 'a> {
                 };
                 self.at(v.span);
                 let place = self.fresh_var(&name, &value, d.is_const);
+                if (v.storage.constexpr || d.is_const)
+                    && let (Some(key), Some(init)) = (ConstKey::of(&place), &v.init)
+                {
+                    match self.const_init_object(&d.ty, init, v.span) {
+                        Some(obj) => {
+                            self.const_objects.insert(key, obj);
+                        }
+                        None if v.storage.constexpr
+                            && !crate::has_errors(&self.g.diags[mark..])
+                            && self.is_aggregate(&d.ty) =>
+                        {
+                            self.error(
+                                "a `constexpr` variable's initializer must be a constant expression",
+                                v.span,
+                            );
+                        }
+                        None => {}
+                    }
+                }
                 self.bind(&name, Binding::Place(place));
             }
         }
@@ -844,9 +871,21 @@ impl<'a> FnLowerer<'_, 'a> {
     fn bind_reference(&mut self, name: &str, d: &crate::lower::DeclType, e: &Expr) {
         let Some(op) = self.operand(e) else { return };
         match op {
+            Operand::Place {
+                place: Place::BitField { field, .. },
+                ..
+            } if !d.is_const => {
+                self.error(
+                    format!(
+                        "a non-const reference cannot bind to the bit-field `{}`",
+                        field.name
+                    ),
+                    e.span,
+                );
+            }
             Operand::Place { place, cached } => {
                 let pty = self.place_ty(&place);
-                if pty == d.ty {
+                if pty == d.ty && !matches!(place, Place::BitField { .. }) {
                     let b = match cached {
                         Some(value) if d.is_const => Binding::Cached { place, value },
                         _ => Binding::Place(place),

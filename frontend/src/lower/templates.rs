@@ -612,6 +612,27 @@ mod tests {
                        template <typename T> struct Box { T v; };\n";
 
     #[test]
+    fn a_member_alias_that_recurses_through_instantiations_is_refused() {
+        // Each level names the member alias of the next instantiation: no stack overflow.
+        let err = check(
+            "template <typename T> struct S { typedef typename S<S<T>>::type type; };",
+            "S<int>::type x; out[gid] = 1;",
+        )
+        .unwrap_err();
+        assert!(err.contains("too deeply"), "{err}");
+    }
+
+    #[test]
+    fn a_trailing_return_type_that_calls_itself_is_refused() {
+        let err = check(
+            "template <typename T> auto g(T x) -> decltype(g(x + 1)) { return g(x + 1); }",
+            "out[gid] = g(1);",
+        )
+        .unwrap_err();
+        assert!(err.contains("too deeply"), "{err}");
+    }
+
+    #[test]
     fn template_template_parameters_take_explicit_class_templates() {
         let program = format!(
             "{OPS}template <template <typename> class Op, typename T> T fold(T a, T b) {{ return Op<T>()(a, b); }}\n\

@@ -308,6 +308,9 @@ pub struct StructInfo {
     /// words, so that it lives in memory and a member is read through memory: a read of
     /// another member than the one written reinterprets the bytes (as `as_type` does).
     pub union_members: Vec<(String, Ty, u32)>,
+    /// Its named bit-fields (its bases' included), whose bits live in hidden storage
+    /// fields (see `lower::bitfield`).
+    pub bit_fields: Vec<crate::lower::bitfield::BitField>,
 }
 
 /// Struct definitions, indexed by [`StructId`].

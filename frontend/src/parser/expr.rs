@@ -153,9 +153,49 @@ pub(crate) fn template_arg_expr<'a>(
         literal(string).map_with(|k, e| expr(k, sp(e))),
         sizeof_pack.map_with(|k, e| expr(k, sp(e))),
         path.map_with(|path, e| expr(ExprKind::Name(path), sp(e))),
-        full.delimited_by(punct(Punct::LParen), punct(Punct::RParen)),
+        full.clone()
+            .delimited_by(punct(Punct::LParen), punct(Punct::RParen)),
     ));
+    // Members, elements and calls of constant objects (`f<params.bm>`, `f<p.a[2]>`,
+    // `f<p.area()>`).
+    let member = punct(Punct::Dot).ignore_then(ident());
+    let index = full
+        .clone()
+        .delimited_by(punct(Punct::LBracket), punct(Punct::RBracket));
+    let call_args = full
+        .separated_by(punct(Punct::Comma))
+        .collect::<Vec<_>>()
+        .delimited_by(punct(Punct::LParen), punct(Punct::RParen));
     atom.pratt((
+        postfix(14, member, |base, name, e: &mut Extra<'a, '_>| {
+            expr(
+                ExprKind::Member {
+                    base: Box::new(base),
+                    name,
+                    targs: Vec::new(),
+                    arrow: false,
+                },
+                sp(e),
+            )
+        }),
+        postfix(14, index, |base, index, e: &mut Extra<'a, '_>| {
+            expr(
+                ExprKind::Index {
+                    base: Box::new(base),
+                    index: Box::new(index),
+                },
+                sp(e),
+            )
+        }),
+        postfix(14, call_args, |callee, args, e: &mut Extra<'a, '_>| {
+            expr(
+                ExprKind::Call {
+                    callee: Box::new(callee),
+                    args,
+                },
+                sp(e),
+            )
+        }),
         prefix(13, unary_op(), |op, operand, e: &mut Extra<'a, '_>| {
             unary(op, operand, e)
         }),

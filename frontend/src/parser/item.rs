@@ -6,9 +6,9 @@
 use chumsky::prelude::*;
 
 use crate::ast::{
-    Attribute, Block, EnumDef, Expr, Field, FnKind, FnSpecifiers, FunctionDef, Ident, Init,
-    Instantiation, Item, MemberInit, Param, Path, PathSegment, Qualifiers, Storage, StructDef,
-    TemplateArg, TemplateParam, TemplateParamKind, TranslationUnit, TypeExpr, TypeKind,
+    Attribute, Block, EnumDef, Expr, ExprKind, Field, FnKind, FnSpecifiers, FunctionDef, Ident,
+    Init, Instantiation, Item, MemberInit, Param, Path, PathSegment, Qualifiers, Storage,
+    StructDef, TemplateArg, TemplateParam, TemplateParamKind, TranslationUnit, TypeExpr, TypeKind,
 };
 use crate::source::Span;
 use crate::token::{Keyword, Punct, Token};
@@ -49,7 +49,7 @@ struct FnParts {
 #[derive(Clone)]
 struct FieldDeclarator {
     declarator: Declarator,
-    bit_field: bool,
+    bit_width: Option<Expr>,
     init: Option<Init>,
     span: Span,
 }
@@ -700,9 +700,20 @@ fn item_parser_with<'a>(
     let method = function
         .clone()
         .map_with(move |parts, e| as_items(parts, FnKind::Normal, e));
+    // An unnamed bit-field (`uint : 0;`) declares no name: it is padding.
+    let unnamed_bit_field = punct(Punct::Colon).rewind().map_with(|_, e| Declarator {
+        ptrs: Vec::new(),
+        name: Ident {
+            name: String::new(),
+            span: sp(e),
+        },
+        attrs: Vec::new(),
+        dims: Vec::new(),
+    });
     let field_declarator = ty
         .declarator
         .clone()
+        .or(unnamed_bit_field)
         .then(punct(Punct::Colon).ignore_then(ep.assign.clone()).or_not())
         .then(
             choice((
@@ -713,11 +724,25 @@ fn item_parser_with<'a>(
             ))
             .or_not(),
         )
-        .map_with(|((declarator, bits), init), e| FieldDeclarator {
-            declarator,
-            bit_field: bits.is_some(),
-            init,
-            span: sp(e),
+        .map_with(|((declarator, bit_width), init), e| {
+            // The width is a conditional expression: in `uint n : 3 = 1;` the `= 1` is the
+            // default member initializer.
+            let (bit_width, init) = match bit_width {
+                Some(Expr {
+                    kind:
+                        ExprKind::Assign {
+                            op: None, lhs, rhs, ..
+                        },
+                    ..
+                }) if init.is_none() => (Some(*lhs), Some(Init::Assign(*rhs))),
+                w => (w, init),
+            };
+            FieldDeclarator {
+                declarator,
+                bit_width,
+                init,
+                span: sp(e),
+            }
         });
     let fields = ty
         .attrs
@@ -732,8 +757,17 @@ fn item_parser_with<'a>(
         .then_ignore(semi())
         .map_with(|((attrs, spec), ds), e| {
             let span = sp(e);
-            if ds.iter().any(|d| d.bit_field) {
-                return MemberOrField::Items(vec![unsupported_item("bit-fields", span)]);
+            if (spec.storage.is_static || spec.storage.constexpr)
+                && ds.iter().any(|d| d.bit_width.is_some())
+            {
+                // C++ gives a width only to non-static data members.
+                let whole = e.span();
+                e.emit(custom_error(
+                    whole,
+                    "a static data member cannot be a bit-field (C++ gives a width only to non-static members)",
+                    "not available in MSL",
+                ));
+                return MemberOrField::Items(vec![Item::Error(span)]);
             }
             if spec.storage.is_static || spec.storage.constexpr {
                 let vars = ds
@@ -765,6 +799,7 @@ fn item_parser_with<'a>(
                             name: d.name,
                             attrs: all,
                             init: fd.init,
+                            bit_width: fd.bit_width,
                             span: spec.span.to(fd.span),
                         }
                     })
@@ -1227,6 +1262,7 @@ fn make_struct(
                         name,
                         attrs: Vec::new(),
                         init: None,
+                        bit_width: None,
                         span: u.span,
                     });
                 }

@@ -71,6 +71,10 @@ fn print_item(out: &mut String, item: &Item, level: usize) {
                 out.push_str("(field ");
                 ty(out, &f.ty);
                 let _ = write!(out, " {}", f.name.name);
+                if let Some(w) = &f.bit_width {
+                    out.push_str(" : ");
+                    expr(out, w);
+                }
                 attrs(out, &f.attrs);
                 init(out, &f.init);
                 out.push(')');

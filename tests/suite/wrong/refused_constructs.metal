@@ -1,6 +1,6 @@
-// Constructs metalsim does not support yet, refused by name at their locations while
-// type-checking, and misuses of unions and matrices; the independent errors of the file are
-// all reported.
+// Constructs metalsim does not support yet or MSL forbids (function constants of struct or
+// array type), refused by name at their locations while type-checking, and misuses of unions
+// and matrices; the independent errors of the file are all reported.
 #include <metal_stdlib>
 using namespace metal;
 
@@ -29,6 +29,7 @@ struct Weights {
 };
 
 constant Weights weights [[function_constant(0)]];
+constant float taps[4] [[function_constant(1)]];
 
 kernel void struct_constant(device float4* out [[buffer(0)]]) {
     out[0] = 1;
