@@ -113,6 +113,10 @@ pub struct Occupancy {
     pub register_bytes: u32,
     /// The shared on-chip pool per core in bytes (used with `dynamic_caching`).
     pub on_chip_memory_bytes: u32,
+    /// Uniform registers, in 32-bit registers: the file of values the same for every
+    /// thread (dispatch-uniform scalars and buffer addresses) that ALU instructions read
+    /// as operands; what does not fit is held in general-purpose registers.
+    pub uniform_registers: u32,
 }
 
 /// One cache level.
@@ -132,9 +136,10 @@ pub struct CacheLevel {
     /// data than read data. Absent: 1, like a clean line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_line_ways: Option<u32>,
-    /// Ways of its set a dirty line with a sector written in part takes (1 to `ways`;
-    /// needs `memory.partial_sector_read`): a cache that holds less of such data than of
-    /// whole written sectors. Absent: as `dirty_line_ways`.
+    /// Sectors written in part that a set keeps, as the ways that lines of only such
+    /// sectors would take each (1 to `ways`; needs `memory.partial_sector_read`): a set
+    /// keeps `ways / partial_line_ways` lines' worth of them, and beyond that writes back
+    /// its least recently used line holding one. Absent: no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial_line_ways: Option<u32>,
 }
@@ -192,6 +197,17 @@ pub struct Memory {
     /// only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_sector_cycles: Option<f64>,
+    /// Cycles a core's store path to L2 is busy per line holding a sector a store
+    /// instruction writes sparsely, beside `store_sector_cycles` per sector (needs
+    /// `store_sector_cycles`). Absent: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_line_cycles: Option<f64>,
+    /// Store instructions with sparsely written sectors that a core's store path holds
+    /// waiting (needs `store_sector_cycles`): a SIMD-group whose store finds it full stays
+    /// at that store until the oldest leaves. Absent: no limit (a SIMD-group never waits
+    /// for its stores to leave the core).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_queue: Option<u32>,
     /// Whether a dirty sector leaving the last cache level holding only part of its bytes
     /// (brought in by stores that did not write all of it) is read from DRAM to be merged
     /// before it is written: memory whose error-correcting code covers a whole sector
@@ -409,7 +425,7 @@ impl Gpu {
             problem: problem.to_string(),
         };
         let m = &self.memory;
-        let positive: [(&str, u64); 15] = [
+        let positive: [(&str, u64); 16] = [
             ("cores", self.cores as u64),
             ("simd_width", self.simd_width as u64),
             ("schedulers_per_core", self.schedulers_per_core as u64),
@@ -434,6 +450,10 @@ impl Gpu {
             (
                 "occupancy.on_chip_memory_bytes",
                 self.occupancy.on_chip_memory_bytes as u64,
+            ),
+            (
+                "occupancy.uniform_registers",
+                self.occupancy.uniform_registers as u64,
             ),
             ("memory.line_bytes", m.line_bytes as u64),
             ("memory.threadgroup_banks", m.threadgroup_banks as u64),
@@ -509,6 +529,22 @@ impl Gpu {
                     "must be a positive number",
                 ));
             }
+        }
+        if let Some(c) = m.store_line_cycles
+            && (m.store_sector_cycles.is_none() || !(c >= 0.0 && c.is_finite()))
+        {
+            return Err(invalid(
+                "memory.store_line_cycles",
+                "needs memory.store_sector_cycles, and must be a number of at least 0",
+            ));
+        }
+        if let Some(n) = m.store_queue
+            && (m.store_sector_cycles.is_none() || n == 0)
+        {
+            return Err(invalid(
+                "memory.store_queue",
+                "needs memory.store_sector_cycles, and must be at least 1",
+            ));
         }
         if m.partial_sector_read == Some(true) {
             if m.sector_bytes.is_none() {
@@ -851,6 +887,10 @@ mod tests {
         assert!(e.contains("memory.dram.loaded_latency"), "{e}");
         let e = error_of(|t| t.replace("[memory.l1]", "store_sector_cycles = 2.0\n\n[memory.l1]"));
         assert!(e.contains("needs memory.sector_bytes"), "{e}");
+        for field in ["store_line_cycles = 2.0", "store_queue = 4"] {
+            let e = error_of(|t| t.replace("[memory.l1]", &format!("{field}\n\n[memory.l1]")));
+            assert!(e.contains("needs memory.store_sector_cycles"), "{e}");
+        }
         let e = error_of(|t| t.replace("[memory.l1]", "partial_sector_read = true\n\n[memory.l1]"));
         let e2 = error_of(|t| t.replace("[memory.slc]", "partial_line_ways = 2\n\n[memory.slc]"));
         assert!(

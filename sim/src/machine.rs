@@ -1,7 +1,7 @@
 //! The functional machine: the memory of a dispatch, its resident threadgroups with their
 //! SIMD-groups, and the bookkeeping of barriers, finishing and counters. A scheduler (the
 //! timing model, or the untimed round robin) decides which SIMD-group runs next and calls
-//! [`Machine::step`].
+//! [`Machine::step_on`].
 
 use metalsim_isa::{AtomicOp, Function, Module, OpClass, Space};
 use metalsim_traces::SimdgroupRecording;
@@ -195,6 +195,42 @@ pub(crate) struct Stretch {
     pub writes: WriteLog,
     /// Its plain device stores, for the sanitizer's race check.
     pub device_stores: Vec<DeviceStore>,
+}
+
+/// What [`Machine::step_on`] did: the record of the instruction it ran, and the pc the
+/// SIMD-group goes on at (`None` once it has finished).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Step {
+    /// The executed instruction.
+    pub ex: Executed,
+    /// The SIMD-group's next pc.
+    pub next: Option<u32>,
+}
+
+/// Counts an executed instruction `ex` (with `a`, the access it made, if it reported one).
+#[inline(always)]
+fn count(c: &mut Counters, program: &Program, ex: &Executed, a: &Access) {
+    c.simd_instructions += 1;
+    c.thread_instructions += ex.active.count_ones() as u64;
+    c.by_class[ex.class as usize] += 1;
+    if ex.effect == Effect::Memory && matches!(a.space, Space::Device | Space::Constant) {
+        let bytes = a.total_bytes();
+        match a.kind {
+            AccessKind::Load => c.device_bytes_read += bytes,
+            AccessKind::Store => c.device_bytes_written += bytes,
+            AccessKind::Atomic => {
+                // An atomic load only reads, an atomic store only writes.
+                if let Kind::Atomic(op, ..) = program.insts[ex.pc as usize].kind {
+                    if op != AtomicOp::Store {
+                        c.device_bytes_read += bytes;
+                    }
+                    if op != AtomicOp::Load {
+                        c.device_bytes_written += bytes;
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A finished threadgroup, as [`Machine::log_retired`] logs it for sampled timing.
@@ -648,11 +684,86 @@ impl<'a> Machine<'a> {
         (self.memory.into_buffers(), self.counters, findings)
     }
 
-    /// Runs the next instruction of a ready SIMD-group.
-    #[inline]
-    pub fn step(&mut self, id: GroupId, sg: usize) -> Result<Executed, Box<KernelFault>> {
-        self.advance::<false>(id, sg, 1)
-            .map(|ex| ex.expect("only a deferring run stops before an instruction"))
+    /// Runs the next instruction of a ready SIMD-group for a timing model, which steps one
+    /// instruction at a time, and hands back the pc the SIMD-group goes on at. Without a recording, a write log or
+    /// the budget's end (those take [`Machine::advance`]), it sets up only what the
+    /// instruction needs and counts it in place; a barrier arrival, a finish or a new
+    /// finding ends as in `advance` (`Machine::settle`).
+    #[inline(always)]
+    pub fn step_on(&mut self, id: GroupId, sg: usize) -> Result<Step, Box<KernelFault>> {
+        if self.recorder.is_some()
+            || self.logging
+            || self.counters.simd_instructions >= self.stop_at
+        {
+            return self.step_general(id, sg);
+        }
+        let program = self.program;
+        let tg = self.groups[id]
+            .as_mut()
+            .expect("scheduler ran a threadgroup that is not resident");
+        let group = &mut tg.simdgroups[sg];
+        let mut cx = Context {
+            program,
+            regions: &self.memory.regions,
+            spaces: Spaces {
+                global: &mut self.memory.global,
+                threadgroup: &mut tg.block,
+                frames: &mut group.frames,
+                frame_bytes: self.memory.frame_bytes,
+                log: None,
+            },
+            geometry: &self.geometry,
+            shape: &tg.shape,
+            simd: group.index,
+            access: &mut self.access,
+            keep_addrs: true,
+            sanitizer: &mut self.sanitizer,
+            shadow: TgShadow {
+                shadow: &mut tg.shadow,
+                instance: tg.instance,
+                interval: tg.interval,
+            },
+        };
+        let ex = match exec::execute(&mut cx, &mut group.regs, &mut group.simt) {
+            Ok(ex) => ex,
+            Err(trap) => return Err(self.trapped(trap, id, sg)),
+        };
+        let next = group.simt.top().map(|(pc, _)| pc);
+        count(&mut self.counters, program, &ex, &self.access);
+        if matches!(
+            ex.effect,
+            Effect::Barrier { .. } | Effect::Exit { done: true, .. }
+        ) || self.sanitizer.has_pending()
+        {
+            let ex = self.settle(id, sg, 1, ex, false);
+            return Ok(Step { ex, next });
+        }
+        tg.instructions += 1;
+        Ok(Step { ex, next })
+    }
+
+    /// [`Machine::step_on`] through [`Machine::advance`] (a recording, a write log, or
+    /// the budget to check).
+    #[cold]
+    #[inline(never)]
+    fn step_general(&mut self, id: GroupId, sg: usize) -> Result<Step, Box<KernelFault>> {
+        let ex = self
+            .advance::<false>(id, sg, 1)?
+            .expect("only a deferring run stops before an instruction");
+        Ok(Step {
+            ex,
+            next: self.next_pc(id, sg),
+        })
+    }
+
+    /// The fault of a step of SIMD-group `sg` of `id` that trapped (findings before it
+    /// located first).
+    #[cold]
+    #[inline(never)]
+    fn trapped(&mut self, trap: Trap, id: GroupId, sg: usize) -> Box<KernelFault> {
+        let pc = self.group(id).simdgroups[sg].simt.top().map_or(0, |t| t.0);
+        self.locate_findings(id);
+        self.fault(trap, id, sg, pc)
     }
 
     /// Runs a ready SIMD-group until it waits at a barrier, finishes, or is about to run a
@@ -772,35 +883,10 @@ impl<'a> Machine<'a> {
                 Ok(ex) => ex,
                 Err(trap) => break Err((trap, group.simt.top().map_or(0, |t| t.0))),
             };
-            c.simd_instructions += 1;
-            c.thread_instructions += ex.active.count_ones() as u64;
-            c.by_class[ex.class as usize] += 1;
+            count(c, program, &ex, cx.access);
             n += 1;
-            match ex.effect {
-                Effect::None | Effect::Branch { .. } => {}
-                Effect::Memory => {
-                    let a = &*cx.access;
-                    if matches!(a.space, Space::Device | Space::Constant) {
-                        let bytes = a.total_bytes();
-                        match a.kind {
-                            AccessKind::Load => c.device_bytes_read += bytes,
-                            AccessKind::Store => c.device_bytes_written += bytes,
-                            AccessKind::Atomic => {
-                                // An atomic load only reads, an atomic store only writes.
-                                if let Kind::Atomic(op, ..) = program.insts[ex.pc as usize].kind {
-                                    if op != AtomicOp::Store {
-                                        c.device_bytes_read += bytes;
-                                    }
-                                    if op != AtomicOp::Load {
-                                        c.device_bytes_written += bytes;
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                Effect::Barrier { .. } | Effect::Exit { done: true, .. } => break Ok(ex),
-                Effect::Exit { done: false, .. } => {}
+            if let Effect::Barrier { .. } | Effect::Exit { done: true, .. } = ex.effect {
+                break Ok(ex);
             }
             if n >= max {
                 break Ok(ex);
@@ -818,13 +904,27 @@ impl<'a> Machine<'a> {
                 break Ok(ex);
             }
         };
-        let mut ex = match stop {
+        let ex = match stop {
             Ok(ex) => ex,
             Err((trap, pc)) => {
                 self.locate_findings(id);
                 return Err(self.fault(trap, id, sg, pc));
             }
         };
+        Ok(Some(self.settle(id, sg, n, ex, recording)))
+    }
+
+    /// Ends a call's `n` steps of SIMD-group `sg` of `id`, the last of them `ex`: counts
+    /// them to the threadgroup, lets a barrier arrival or a finish take effect (setting
+    /// its `released`), and locates new findings.
+    fn settle(
+        &mut self,
+        id: GroupId,
+        sg: usize,
+        n: u64,
+        mut ex: Executed,
+        recording: bool,
+    ) -> Executed {
         let tg = self.groups[id].as_mut().expect("threadgroup is resident");
         tg.instructions += n;
         match &mut ex.effect {
@@ -881,7 +981,7 @@ impl<'a> Machine<'a> {
         if self.sanitizer.has_pending() {
             self.locate_findings(id);
         }
-        Ok(Some(ex))
+        ex
     }
 
     /// Gives the sanitizer's new findings (all from threadgroup `id`) their thread and

@@ -241,8 +241,14 @@ pub(crate) struct Program {
 
 /// Decodes a kernel that passed the ISA verifier; `addresses` gives the addresses of
 /// buffers, threadgroup memory, thread memory and data objects, `math` the variant of the
-/// math functions that do not ask for the precise one.
-pub(crate) fn decode(f: &Function, addresses: &AddressMap, math: Precision) -> Program {
+/// math functions that do not ask for the precise one, `uniform_halves` the size of the
+/// GPU's uniform register file in 16-bit halves (for the registers per thread).
+pub(crate) fn decode(
+    f: &Function,
+    addresses: &AddressMap,
+    math: Precision,
+    uniform_halves: u32,
+) -> Program {
     let cfg = Cfg::new(f);
     let slots = regalloc::assign(f, &cfg);
     Decoder {
@@ -262,7 +268,7 @@ pub(crate) fn decode(f: &Function, addresses: &AddressMap, math: Precision) -> P
             uniforms: Vec::new(),
             operands: Vec::new(),
             slots: slots.count,
-            register_use: slots.usage,
+            register_use: regalloc::register_use(f, &cfg, uniform_halves),
             template32: Vec::new(),
             template64: Vec::new(),
         },
@@ -676,7 +682,7 @@ mod tests {
         metalsim_isa::verify_function(f, 0).unwrap();
         let cfg = Cfg::new(f);
         let slots = regalloc::assign(f, &cfg);
-        let p = decode(f, &AddressMap::default(), Precision::Fast);
+        let p = decode(f, &AddressMap::default(), Precision::Fast, 512);
         let mut edge = 0;
         for b in f.block_ids().filter(|&b| cfg.is_reachable(b)) {
             for (target, args) in f.block(b).term.targets() {
@@ -713,7 +719,7 @@ mod tests {
         let m = parse_module(text).unwrap();
         let f = &m.functions[0];
         metalsim_isa::verify_function(f, 0).unwrap();
-        let p = decode(f, &AddressMap::default(), Precision::Fast);
+        let p = decode(f, &AddressMap::default(), Precision::Fast, 512);
         let folded: Vec<bool> = p
             .insts
             .iter()

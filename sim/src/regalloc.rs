@@ -32,9 +32,6 @@ pub(crate) struct Slots {
     pub count: [u32; 2],
     /// Constant slots with their bits: `(bank, slot, bits)`.
     pub constants: Vec<(Bank, u32, u64)>,
-    /// Registers per thread, in 32-bit registers, as Apple's register file would hold the
-    /// function (not these slots: see [`pressure`]), for occupancy.
-    pub usage: RegisterUse,
     /// Whether each value (indexed by `Value`) is a `ptradd` folded into the addressing of
     /// the memory instructions that use it, as [`pressure`] decides.
     pub folded: Vec<bool>,
@@ -333,14 +330,20 @@ pub(crate) fn assign(f: &Function, cfg: &Cfg) -> Slots {
         }
     }
     let count = [pools[0].high.max(base[0]), pools[1].high.max(base[1])];
-    let pressure = pressure::register_use(f, cfg);
     Slots {
         slot,
         count,
         constants,
-        usage: pressure.usage,
-        folded: pressure.folded,
+        folded: pressure::folded(f, cfg),
     }
+}
+
+/// Registers per thread, in 32-bit registers, as Apple's register file would hold the
+/// reachable blocks of a verified function (not the slots of [`assign`]: see
+/// [`pressure`]), for occupancy, with a uniform register file of `uniform_halves` 16-bit
+/// halves.
+pub(crate) fn register_use(f: &Function, cfg: &Cfg, uniform_halves: u32) -> RegisterUse {
+    pressure::register_use(f, cfg, uniform_halves)
 }
 
 #[cfg(test)]

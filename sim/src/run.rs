@@ -74,7 +74,8 @@ pub fn run_with_progress(
     } else {
         Precision::Fast
     };
-    let program = program::decode(f, &memory.map, math);
+    let uniform_halves = gpu.occupancy.uniform_registers * 2;
+    let program = program::decode(f, &memory.map, math, uniform_halves);
     let geometry = Geometry::new(launch);
     let budget = options
         .max_instructions

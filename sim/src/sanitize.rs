@@ -21,7 +21,9 @@
 //!   store (its index modulo 2^28) and which bytes it stored. A store by another
 //!   threadgroup to the same bytes is a write-write race between threadgroups (a
 //!   warning). When threadgroups store to different bytes of one word, the tag keeps the
-//!   last one's bytes only (again a possible missed report, never a false one).
+//!   last one's bytes only (again a possible missed report, never a false one). The
+//!   tags live in [`device`], split into parts that the workers of a parallel round
+//!   check on their own threads.
 //!
 //! Cells and tags carry stamps instead of being cleared: a threadgroup's instance number
 //! and interval number come from one counter of the dispatch, so a cell whose stamp is
@@ -31,8 +33,10 @@
 //! thread and address and a count of the instruction's executions that showed it.
 
 use crate::fault::{FaultKind, Trap};
-use crate::memory::{OFFSET_BITS, Regions, Storage, active_bits_differ, offset_of, unit_stride};
+use crate::memory::{OFFSET_BITS, Regions, Storage, active_bits_differ, offset_of};
 use crate::simt::LaneMask;
+
+pub(crate) mod device;
 
 /// No SIMD-group (in [`Cell::writer`] and [`Cell::reader`]).
 const NONE: u8 = 0;
@@ -186,8 +190,8 @@ pub(crate) struct Pending {
 pub(crate) struct Sanitizer {
     seen: Vec<Seen>,
     pending: Vec<Pending>,
-    /// Per global storage index, one tag per 4-byte word; empty until the first store.
-    device: Vec<Vec<u32>>,
+    /// The device-race check's tags, one per 4-byte word of each written buffer.
+    device: device::Tags,
     /// Plain device stores logged instead of checked, when deferred.
     deferred: Option<Vec<DeviceStore>>,
 }
@@ -302,120 +306,50 @@ impl Sanitizer {
             });
             return;
         }
-        // Tag: threadgroup index + 1 (28 bits) above a mask of the bytes it stored.
-        let owner = (group % ((1 << 28) - 1)) as u32 + 1;
-        let mut race: Option<(u32, u64)> = None;
-        let n = bytes as usize;
-        // Fast path: every lane stores at most a word (accesses are aligned to their size,
-        // so within one word) into one region.
-        if let Some(i) = self.single_region_tags(regions, addrs, mask)
-            && n <= 4
-        {
-            let tags = &mut self.device[i];
-            let low = (1u32 << n) - 1;
-            let mut clashes = 0u32;
-            let at = offset_of(addrs[0]) as usize;
-            let word = at / 4;
-            if mask == u32::MAX && unit_stride(addrs, 4) && word + 32 <= tags.len() {
-                // Every lane in the same bytes of its own word, the words consecutive:
-                // the lane loop below on one slice, without a test per lane
-                // (vectorized).
-                let bytes = low << (at % 4);
-                for (lane, t) in tags[word..word + 32].iter_mut().enumerate() {
-                    clashes |= (tag_store(t, owner, bytes) as u32) << lane;
-                }
-            } else {
-                for (lane, &addr) in addrs.iter().enumerate() {
-                    if mask >> lane & 1 == 0 {
-                        continue;
-                    }
-                    let at = offset_of(addr) as usize;
-                    if let Some(t) = tags.get_mut(at / 4) {
-                        clashes |= (tag_store(t, owner, low << (at % 4)) as u32) << lane;
-                    }
-                }
-            }
-            if clashes != 0 {
-                let lane = clashes.trailing_zeros();
-                race = Some((lane, addrs[lane as usize]));
-            }
-            return self.report_device_race(regions, race, simd, pc);
-        }
-        // The tags of the region the previous lane stored to (most often all lanes'):
-        // (region id, storage index).
-        let mut current: Option<(u64, usize)> = None;
-        let mut m = mask;
-        while m != 0 {
-            let lane = m.trailing_zeros();
-            m &= m - 1;
-            let addr = addrs[lane as usize];
-            let id = addr >> OFFSET_BITS;
-            let i = match current {
-                Some((cid, i)) if cid == id => i,
-                _ => {
-                    let Some(r) = regions.0.get(id as usize) else {
-                        continue;
-                    };
-                    let Storage::Global(i) = r.storage else {
-                        continue;
-                    };
-                    let i = i as usize;
-                    if self.device.len() <= i {
-                        self.device.resize_with(i + 1, Vec::new);
-                    }
-                    if self.device[i].is_empty() {
-                        self.device[i].resize((r.size as usize).div_ceil(4), 0);
-                    }
-                    current = Some((id, i));
-                    i
-                }
-            };
-            let tags = &mut self.device[i];
-            let at = offset_of(addr) as usize;
-            let (mut word, end) = (at / 4, at + n);
-            let mut clash = false;
-            while word * 4 < end {
-                let lo = (word * 4).max(at) - word * 4;
-                let hi = (word * 4 + 4).min(end) - word * 4;
-                let bytes = (1u32 << hi) - (1u32 << lo);
-                let Some(t) = tags.get_mut(word) else {
-                    break;
-                };
-                clash |= tag_store(t, owner, bytes);
-                word += 1;
-            }
-            if clash && race.is_none() {
-                race = Some((lane, addr));
-            }
-        }
-        self.report_device_race(regions, race, simd, pc);
+        let clashes = self.device.store(regions, addrs, bytes, mask, group);
+        self.report_clashes(regions, addrs, clashes, simd, pc);
     }
 
-    /// The device tags (allocated if need be) of the one global region every active
-    /// lane's address is in, or `None` when they are in several.
-    #[inline]
-    fn single_region_tags(
+    /// Splits the device-race check's tags into up to `parts` parts (see
+    /// [`device::Tags::split`]): at most one per worker of a parallel run.
+    pub fn split_device_tags(&mut self, parts: usize, regions: &Regions) {
+        self.device.split(parts, regions);
+    }
+
+    /// The parts of the device-race check's tags, for the workers of a parallel round to
+    /// check logged stores with [`Sanitizer::check_part`].
+    pub fn device_parts(&mut self) -> &mut [device::Part] {
+        self.device.parts_mut()
+    }
+
+    /// Tags the words of logged store `d` that `part` holds; the lanes that clashed
+    /// there (report them with [`Sanitizer::report_device_store`] once every part has
+    /// checked it).
+    pub fn check_part(part: &mut device::Part, regions: &Regions, d: &DeviceStore) -> LaneMask {
+        part.store(regions, &d.addrs, d.bytes, d.mask, d.group)
+    }
+
+    /// Reports a logged store whose lanes in `clashes` (of every part) stored over
+    /// another threadgroup's bytes.
+    pub fn report_device_store(&mut self, regions: &Regions, d: &DeviceStore, clashes: LaneMask) {
+        self.report_clashes(regions, &d.addrs, clashes, d.simd, d.pc);
+    }
+
+    /// Reports a store at `pc` whose lanes in `clashes` raced (the first of them), once
+    /// per instruction.
+    fn report_clashes(
         &mut self,
         regions: &Regions,
         addrs: &[u64; 32],
-        mask: LaneMask,
-    ) -> Option<usize> {
-        let first = addrs[mask.trailing_zeros() as usize];
-        if active_bits_differ(addrs, mask, first) >> OFFSET_BITS != 0 {
-            return None;
-        }
-        let r = regions.0.get((first >> OFFSET_BITS) as usize)?;
-        let Storage::Global(i) = r.storage else {
-            return None;
-        };
-        let i = i as usize;
-        if self.device.len() <= i {
-            self.device.resize_with(i + 1, Vec::new);
-        }
-        if self.device[i].is_empty() {
-            self.device[i].resize((r.size as usize).div_ceil(4), 0);
-        }
-        Some(i)
+        clashes: LaneMask,
+        simd: u32,
+        pc: u32,
+    ) {
+        let race = (clashes != 0).then(|| {
+            let lane = clashes.trailing_zeros();
+            (lane, addrs[lane as usize])
+        });
+        self.report_device_race(regions, race, simd, pc);
     }
 
     /// Reports a device race found at `pc` (the first lane that clashed), once per
@@ -836,15 +770,6 @@ fn located(regions: &Regions, addr: u64) -> (String, u64) {
         .get((addr >> OFFSET_BITS) as usize)
         .map_or_else(|| "?".to_string(), |r| r.name.clone());
     (name, offset_of(addr))
-}
-
-/// Tags a word's `bytes` as stored by `owner` (threadgroup index + 1 above a byte mask),
-/// keeping the owner's earlier bytes; whether another threadgroup had stored any of them.
-#[inline(always)]
-fn tag_store(t: &mut u32, owner: u32, bytes: u32) -> bool {
-    let (who, stored) = (*t >> 4, *t & 0xf);
-    *t = owner << 4 | if who == owner { stored } else { 0 } | bytes;
-    who != 0 && who != owner && stored & bytes != 0
 }
 
 #[cfg(test)]

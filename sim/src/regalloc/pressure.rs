@@ -35,7 +35,8 @@
 //!   at a dispatch-uniform address (kernel arguments such as `constant uint& n`), the
 //!   grid's and dispatched threadgroup's sizes, and ALU results and addresses of only
 //!   such values and constants. Those the rest of the function reads take no
-//!   general-purpose register while the file (256 words) holds them, addresses first;
+//!   general-purpose register while the file holds them (its size is the model's
+//!   `occupancy.uniform_registers`, 256 words on Apple GPUs), addresses first;
 //!   the rest, and 64-bit values other than addresses, are held in general-purpose
 //!   registers. A uniform operand an instruction cannot read from the file (a memory
 //!   instruction's index or data, a cross-lane or matrix operand) takes a copy live only
@@ -54,11 +55,6 @@ use super::{BitSet, RegisterUse, liveness};
 
 /// Half-registers of a value that takes none.
 const NONE: u32 = 0;
-
-/// The uniform register file in 16-bit halves: u0-u255, 32 bits each (DJ, §2). It is the
-/// range of the G13 encoding's uniform operands (a 9-bit index in 16-bit units, DJ's
-/// `ALUSrcDesc`) and Mesa's "hardware size is 512" (`agx_nir_opt_preamble.c`).
-const UNIFORM_FILE_HALVES: u32 = 512;
 
 /// What each value costs and which values a memory instruction addresses through.
 struct Costs {
@@ -173,7 +169,9 @@ fn halves_of(ty: Type) -> u32 {
 }
 
 impl Costs {
-    fn new(f: &Function, rpo: &[Block]) -> Costs {
+    /// The costs of the values of `f`, with a uniform register file of `uniform_halves`
+    /// 16-bit halves.
+    fn new(f: &Function, rpo: &[Block], uniform_halves: u32) -> Costs {
         let nv = f.value_types.len();
         let defs = definitions(f, rpo);
         let is_const = |v: Value| matches!(defs[v.index()], Some((Op::Const(_), _)));
@@ -320,7 +318,7 @@ impl Costs {
                         && !is_const(r)
                         && read_by_shader[v]
                         && ty.bits() <= 32
-                        && uniform_file + halves_of(ty) <= UNIFORM_FILE_HALVES
+                        && uniform_file + halves_of(ty) <= uniform_halves
                     {
                         uniform_file += halves_of(ty);
                         uniform_scalar[v] = true;
@@ -420,23 +418,22 @@ impl Live<'_> {
     }
 }
 
-/// How an Apple GPU would hold a function: its registers per thread and its folded
-/// addresses.
-pub(super) struct Pressure {
-    /// Registers per thread.
-    pub usage: RegisterUse,
-    /// Whether each value (indexed by `Value`) is a `ptradd` folded into the addressing of
-    /// the memory instructions that use it (it takes no register, and the timing model
-    /// charges it no issue slot).
-    pub folded: Vec<bool>,
+/// Whether each value (indexed by `Value`) of the reachable blocks of a verified function
+/// is a `ptradd` folded into the addressing of the memory instructions that use it (it
+/// takes no register, and the timing model charges it no issue slot).
+pub(super) fn folded(f: &Function, cfg: &Cfg) -> Vec<bool> {
+    // The size of the uniform file decides which scalars take a register, never what
+    // folds (addresses are placed in it first): any size gives the same answer.
+    let costs = Costs::new(f, cfg.reverse_postorder(), 0);
+    costs.folded.iter().map(Option::is_some).collect()
 }
 
 /// The registers per thread of the reachable blocks of a verified function, as the module
-/// documentation describes, with its folded addresses.
-pub(super) fn register_use(f: &Function, cfg: &Cfg) -> Pressure {
+/// documentation describes, with a uniform register file of `uniform_halves` 16-bit
+/// halves.
+pub(super) fn register_use(f: &Function, cfg: &Cfg, uniform_halves: u32) -> RegisterUse {
     let rpo = cfg.reverse_postorder();
-    let costs = Costs::new(f, rpo);
-    let folded = costs.folded.iter().map(Option::is_some).collect();
+    let costs = Costs::new(f, rpo, uniform_halves);
     let nv = f.value_types.len();
 
     // Upward-exposed uses and definitions of each block.
@@ -506,12 +503,9 @@ pub(super) fn register_use(f: &Function, cfg: &Cfg) -> Pressure {
             peak = peak.max(live.halves + costs.copies(f, inst));
         }
     }
-    Pressure {
-        usage: RegisterUse {
-            peak: peak.div_ceil(2) as u32,
-            mean: after_sum as f64 / points.max(1) as f64 / 2.0,
-        },
-        folded,
+    RegisterUse {
+        peak: peak.div_ceil(2) as u32,
+        mean: after_sum as f64 / points.max(1) as f64 / 2.0,
     }
 }
 
@@ -520,12 +514,27 @@ mod tests {
     use super::*;
     use metalsim_isa::parse_module;
 
-    /// The register use of a kernel whose blocks are `body`.
-    fn check(header: &str, body: &str) -> RegisterUse {
+    /// The uniform file of an Apple GPU (M1's model) in halves.
+    fn apple_uniform_halves() -> u32 {
+        metalsim_models::builtin("m1")
+            .unwrap()
+            .occupancy
+            .uniform_registers
+            * 2
+    }
+
+    /// The register use of a kernel whose blocks are `body`, with a uniform file of
+    /// `uniform_halves`.
+    fn check_with(header: &str, body: &str, uniform_halves: u32) -> RegisterUse {
         let text = format!("kernel k {{\n{header}{body}}}\n");
         let m = parse_module(&text).unwrap();
         let f = &m.functions[0];
-        register_use(f, &Cfg::new(f)).usage
+        register_use(f, &Cfg::new(f), uniform_halves)
+    }
+
+    /// The register use of a kernel whose blocks are `body` on an Apple GPU.
+    fn check(header: &str, body: &str) -> RegisterUse {
+        check_with(header, body, apple_uniform_halves())
     }
 
     const BUFFER: &str = "  param buffer(0) out device type \"float\" size 4 align 4\n";
@@ -656,6 +665,13 @@ mod tests {
         let u = check(ARGUMENT, &body);
         // 92 halves of held words, x and the sum: 96 halves, 48 registers.
         assert_eq!(u.peak, 48);
+        // With the H100's 63 words the address takes 4 halves, 61 words fit and 239
+        // are held (478 halves): 482 halves, 241 registers.
+        assert_eq!(check_with(ARGUMENT, &body, 126).peak, 241);
+        // The model's figure is the file's size.
+        let h100 = metalsim_models::builtin("h100").unwrap();
+        assert_eq!(h100.occupancy.uniform_registers * 2, 126);
+        assert_eq!(apple_uniform_halves(), 512);
     }
 
     #[test]
@@ -677,7 +693,7 @@ mod tests {
         );
         let m = parse_module(&text).unwrap();
         let f = &m.functions[0];
-        let costs = Costs::new(f, Cfg::new(f).reverse_postorder());
+        let costs = Costs::new(f, Cfg::new(f).reverse_postorder(), apple_uniform_halves());
         assert_eq!([3, 4, 7].map(|v| costs.halves[v]), [1, 4, 4]);
     }
 }

@@ -32,6 +32,19 @@ pub(crate) fn held_in_part(dirty: u64, held: u64, per_sector: u32) -> u64 {
     partial
 }
 
+/// The units of the sectors of `sectors`, with `2^per_sector` units to a sector.
+fn units_of(sectors: u64, per_sector: u32) -> u64 {
+    let whole = u64::MAX >> (64 - (1u32 << per_sector).min(64));
+    let mut units = 0;
+    let mut rest = sectors;
+    while rest != 0 {
+        let s = rest.trailing_zeros();
+        rest &= rest - 1;
+        units |= whole << ((s << per_sector) & 63);
+    }
+    units
+}
+
 /// A line pushed out by an insertion.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Evicted {
@@ -56,8 +69,8 @@ struct Way {
     dirty: u64,
     /// Units whose bytes it holds.
     held: u64,
-    /// Whether a dirty sector is held in part (see [`Cache::with_partial_ways`]).
-    partial: bool,
+    /// How many of its dirty sectors it holds in part (see [`Cache::with_partial_ways`]).
+    partial: u8,
 }
 
 /// A set-associative LRU cache. Contents are not modeled (the functional engine holds the
@@ -71,9 +84,10 @@ pub(crate) struct Cache {
     clock: u64,
     /// Ways of its set a dirty line takes (1: like a clean one).
     dirty_ways: u32,
-    /// Ways of its set a line with a dirty sector held in part takes.
-    partial_ways: u32,
-    /// log2 of the units to a sector, where lines held in part take `partial_ways`.
+    /// Dirty sectors held in part that a set keeps (see [`Cache::with_partial_ways`]);
+    /// `u32::MAX`: no limit.
+    partial_sectors: u32,
+    /// log2 of the units to a sector, where partial sectors are limited.
     per_sector: Option<u32>,
 }
 
@@ -89,7 +103,7 @@ impl Cache {
             slots: vec![Way::default(); sets as usize * ways],
             clock: 0,
             dirty_ways: 1,
-            partial_ways: 1,
+            partial_sectors: u32::MAX,
             per_sector: None,
         }
     }
@@ -99,53 +113,77 @@ impl Cache {
     /// ([`Cache::shed`]).
     pub fn with_dirty_ways(mut self, n: u32) -> Cache {
         self.dirty_ways = n.clamp(1, self.ways as u32);
-        self.partial_ways = self.partial_ways.max(self.dirty_ways);
         self
     }
 
-    /// The same cache with a dirty line that holds a sector only in part (of
-    /// `2^per_sector` units) taking `n` ways of its set (at least 1); the caller sheds
-    /// as for [`Cache::with_dirty_ways`].
-    pub fn with_partial_ways(mut self, n: u32, per_sector: u32) -> Cache {
-        self.partial_ways = n.clamp(1, self.ways as u32);
+    /// The same cache keeping, per set, only as many dirty sectors held in part (of
+    /// `2^per_sector` units, `sectors` to a line) as fill `n` ways of lines (at least 1)
+    /// whose every sector is so held: `ways / n` such lines. The room for merging is per
+    /// sector, so a line with fewer such sectors uses less of it; beyond it the least
+    /// recently used line holding one leaves. The caller sheds as for
+    /// [`Cache::with_dirty_ways`].
+    pub fn with_partial_ways(mut self, n: u32, per_sector: u32, sectors: u32) -> Cache {
+        let n = n.clamp(1, self.ways as u32);
+        self.partial_sectors = (self.ways as u32 / n).max(1) * sectors.clamp(1, 64);
         self.per_sector = Some(per_sector);
         self
     }
 
-    /// Whether a line with `dirty` sectors and `held` units holds a dirty sector in part.
+    /// How many dirty sectors a line with `dirty` sectors and `held` units holds in part.
     #[inline]
-    fn in_part(&self, dirty: u64, held: u64) -> bool {
-        self.per_sector
-            .is_some_and(|p| held != HELD_ALL && held_in_part(dirty, held, p) != 0)
+    fn in_part(&self, dirty: u64, held: u64) -> u8 {
+        match self.per_sector {
+            Some(p) if held != HELD_ALL => held_in_part(dirty, held, p).count_ones() as u8,
+            _ => 0,
+        }
     }
 
-    /// Pushes out the least recently used line of `line`'s set other than `line` while
-    /// the set's lines take more ways than it has (dirty ones taking
-    /// [`Cache::with_dirty_ways`]'s): one line per call, `None` once they fit.
+    /// Makes `line`'s set fit, one line per call (`None` once it does): while the set
+    /// holds more sectors in part than [`Cache::with_partial_ways`] allows, the least
+    /// recently used line holding one (other than `line`) is written back and stays,
+    /// clean, its written sectors whole (merged with memory's bytes on the way); else,
+    /// while the set's lines take more ways than it has (dirty ones taking
+    /// [`Cache::with_dirty_ways`]'s), the least recently used line other than `line`
+    /// leaves. Either way the line written back is returned.
     pub fn shed(&mut self, line: u64) -> Option<Evicted> {
-        if self.dirty_ways == 1 && self.partial_ways == 1 {
+        if self.dirty_ways == 1 && self.per_sector.is_none() {
             return None;
         }
         let s = self.set(line);
         let set = &self.slots[s..s + self.ways];
-        let taken: u32 = set
-            .iter()
-            .filter(|w| w.tag != 0)
-            .map(|w| match (w.partial, w.dirty != 0) {
-                (true, _) => self.partial_ways,
-                (false, true) => self.dirty_ways,
-                (false, false) => 1,
-            })
-            .sum();
+        let (taken, partial) = set.iter().filter(|w| w.tag != 0).fold((0, 0), |(t, p), w| {
+            let ways = if w.dirty != 0 { self.dirty_ways } else { 1 };
+            (t + ways, p + w.partial as u32)
+        });
+        let lru = |only_partial: bool| {
+            set.iter()
+                .enumerate()
+                .filter(|(_, w)| w.tag != 0 && w.tag != line + 1)
+                .filter(|(_, w)| !only_partial || w.partial != 0)
+                .min_by_key(|(_, w)| w.stamp)
+                .map(|(i, _)| s + i)
+        };
+        if partial > self.partial_sectors
+            && let Some(v) = lru(true)
+        {
+            let w = &mut self.slots[v];
+            let cleaned = Evicted {
+                line: w.tag - 1,
+                dirty: w.dirty,
+                held: w.held,
+            };
+            // Its written sectors are whole now; those never written are still not held.
+            if let Some(p) = self.per_sector {
+                w.held |= units_of(w.dirty, p);
+            }
+            w.dirty = 0;
+            w.partial = 0;
+            return Some(cleaned);
+        }
         if taken as usize <= self.ways {
             return None;
         }
-        let victim = set
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| w.tag != 0 && w.tag != line + 1)
-            .min_by_key(|(_, w)| w.stamp)
-            .map(|(i, _)| s + i)?;
+        let victim = lru(false)?;
         let old = std::mem::take(&mut self.slots[victim]);
         Some(Evicted {
             line: old.tag - 1,
@@ -211,7 +249,7 @@ impl Cache {
             });
             w.dirty = 0;
             w.held = HELD_ALL;
-            w.partial = false;
+            w.partial = 0;
         }
     }
 
@@ -400,24 +438,52 @@ mod tests {
 
     #[test]
     fn lines_holding_a_sector_in_part_take_their_own_ways() {
-        // 4 ways; 4 units to a sector. Whole written lines take 1 way, partial ones 4.
-        let mut c = Cache::new(4 * 128, 4, 128).with_partial_ways(4, 2);
+        // 4 ways; 4 units to a sector, one sector to a line. A partial line takes all 4
+        // ways' room for partial sectors: a set keeps one.
+        let mut c = Cache::new(4 * 128, 4, 128).with_partial_ways(4, 2, 1);
         let l = same_set(&c, 4);
-        for &x in &l[..3] {
+        for &x in &l[..2] {
             c.insert(x, 0b1, 0b1111, 0);
             assert_eq!(c.shed(x), None);
         }
-        // Units 0 and 1 of sector 0 only: the line fills the set alone.
+        // Units 0 and 1 of sector 0 only, twice: the older partial line leaves.
+        c.insert(l[2], 0b1, 0b11, 0);
+        assert_eq!(c.shed(l[2]), None);
         c.insert(l[3], 0b1, 0b11, 0);
         let shed: Vec<u64> = std::iter::from_fn(|| c.shed(l[3]).map(|e| e.line)).collect();
-        assert_eq!(shed, &l[..3]);
+        assert_eq!(shed, &l[2..3]);
         // Completing the sector makes it an ordinary dirty line again.
         assert!(c.mark_dirty(l[3], 0b1, 0b1100));
-        c.insert(l[0], 0, HELD_ALL, 0);
-        assert_eq!(c.shed(l[0]), None);
+        c.insert(l[2], 0b1, 0b11, 0);
+        assert_eq!(c.shed(l[2]), None);
         assert_eq!(held_in_part(0b11, 0b0000_0011, 2), 0b11);
         assert_eq!(held_in_part(0b11, 0b1111_0011, 2), 0b01);
         assert_eq!(held_in_part(0b11, HELD_ALL, 2), 0);
+    }
+
+    #[test]
+    fn a_set_keeps_as_many_partial_sectors_as_its_partial_ways_allow() {
+        // 4 ways, 4 sectors of 2 units to a line; partial lines take 2 ways: a set keeps
+        // the partial sectors of two such lines, 8, however they are spread over lines.
+        let mut c = Cache::new(4 * 128, 4, 128).with_partial_ways(2, 1, 4);
+        let l = same_set(&c, 4);
+        // Three lines with 3, 3 and 2 sectors in part (units 0, 2, 4 of 8): they fit.
+        for (&x, dirty) in l[..3].iter().zip([0b111, 0b111, 0b11]) {
+            c.insert(
+                x,
+                dirty,
+                0b01_0101 & ((1 << (2 * (dirty as u32).count_ones())) - 1),
+                0,
+            );
+            assert_eq!(c.shed(x), None);
+        }
+        // A fourth with one more: the least recent partial line leaves.
+        c.insert(l[3], 0b1, 0b01, 0);
+        assert_eq!(c.shed(l[3]).map(|e| e.line), Some(l[0]));
+        assert_eq!(c.shed(l[3]), None);
+        // Completing the fourth's sector leaves room: nothing else leaves.
+        assert!(c.mark_dirty(l[3], 0b1, 0b10));
+        assert_eq!(c.shed(l[3]), None);
     }
 
     #[test]

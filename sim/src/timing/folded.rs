@@ -35,7 +35,8 @@ pub(super) fn run_folded(
 ) -> Result<Option<u32>, Box<KernelFault>> {
     let mut pc = first;
     loop {
-        let ex = m.step(w.group, w.sg)?;
+        let step = m.step_on(w.group, w.sg)?;
+        let ex = step.ex;
         debug_assert_eq!(ex.pc, pc);
         let ops = &insts[pc as usize].ops;
         // Ready when the latest operand is, and from memory when that one is.
@@ -55,10 +56,9 @@ pub(super) fn run_folded(
             }
             p.folded(wp, pc, ex.active.count_ones(), now);
         }
-        let next = m.next_pc(w.group, w.sg);
-        match next {
+        match step.next {
             Some(n) if insts[n as usize].cost.folded => pc = n,
-            _ => return Ok(next),
+            next => return Ok(next),
         }
     }
 }

@@ -9,6 +9,8 @@
 //! in is present in its cache with the cycle its data arrives, so later requests for it
 //! wait for that fill rather than starting another.
 
+use std::collections::VecDeque;
+
 use metalsim_models::Gpu;
 
 use metalsim_traces::{LevelTraffic, MemoryTraffic};
@@ -34,6 +36,10 @@ fn wait(q: &mut Queue, now: u64) -> u64 {
 /// unit of it only. A 4-byte store touches its whole unit, so a store to every other
 /// word of a sector is not sparse.
 pub(crate) const WRITE_UNIT: u64 = 8;
+
+/// The store path's unit of time (`memory.store_sector_cycles`), a fraction of a cycle so
+/// that fractional costs add up without rounding each store.
+const STORE_STEP: f64 = 1.0 / 16.0;
 
 /// Per line of an access, what it touches: the masks of its sectors and of its units
 /// (request pieces).
@@ -99,9 +105,20 @@ pub(crate) struct MemorySystem {
     /// Whether a dirty sector leaving for DRAM held in part is read from DRAM first
     /// (`memory.partial_sector_read`).
     partial_sector_read: bool,
-    /// Per core, the store path's time per sector written sparsely
-    /// (`memory.store_sector_cycles`); empty when the model has none.
+    /// Per core, the store path to L2, in [`STORE_STEP`]s of a cycle: busy
+    /// `memory.store_sector_cycles` per sector written sparsely and
+    /// `memory.store_line_cycles` per line holding one; empty when the model has none.
     store_port: Vec<Queue>,
+    /// `memory.store_sector_cycles` and `memory.store_line_cycles` (0 when absent).
+    store_cycles: (f64, f64),
+    /// `memory.store_queue`: sparse stores a core's store path holds (0: no limit).
+    store_queue: usize,
+    /// Per core, where the model limits its store path (`memory.store_queue`): the cycle
+    /// each sparse store still in it leaves the path, oldest first.
+    store_pending: Vec<VecDeque<u64>>,
+    /// The cycle the last store could leave its SIMD-group for a full store path (0:
+    /// at once), until [`take_store_hold`](Self::take_store_hold).
+    store_hold: u64,
     /// Working space: the lines of an access coalesced into write units.
     lines: Vec<u64>,
     line_bytes: u64,
@@ -150,6 +167,7 @@ impl MemorySystem {
                     n,
                     (b as u64).trailing_zeros()
                         - WRITE_UNIT.trailing_zeros().min(b.trailing_zeros()),
+                    (line / b as u64) as u32,
                 ),
                 _ => cache,
             }
@@ -171,9 +189,21 @@ impl MemorySystem {
             units: Vec::with_capacity(64),
             partial_sector_read: m.partial_sector_read == Some(true) && m.sector_bytes.is_some(),
             store_port: match m.store_sector_cycles {
-                Some(c) => (0..cores).map(|_| Queue::with_cost(c)).collect(),
+                Some(_) => (0..cores).map(|_| Queue::with_cost(STORE_STEP)).collect(),
                 None => Vec::new(),
             },
+            store_cycles: (
+                m.store_sector_cycles.unwrap_or(0.0),
+                m.store_line_cycles.unwrap_or(0.0),
+            ),
+            store_queue: m.store_queue.unwrap_or(0) as usize,
+            store_pending: match (m.store_sector_cycles, m.store_queue) {
+                (Some(_), Some(q)) => (0..cores)
+                    .map(|_| VecDeque::with_capacity(4 * q as usize))
+                    .collect(),
+                _ => Vec::new(),
+            },
+            store_hold: 0,
             lines: Vec::with_capacity(64),
             line_bytes: line,
             l1: (0..cores)
@@ -301,11 +331,19 @@ impl MemorySystem {
         (mask.count_ones() as u64) << self.sector_shift
     }
 
+    /// The cycle the SIMD-group of the last [`store`](Self::store) may issue again for
+    /// its core's full store path (`memory.store_queue`; 0: at once), then forgets it.
+    #[inline]
+    pub fn take_store_hold(&mut self) -> u64 {
+        std::mem::take(&mut self.store_hold)
+    }
+
     /// The sectors a store of `units` (distinct write units) writes sparsely: in one unit
-    /// only (one word per sector, as strided stores do). Sectors with several units
-    /// written are not charged: the H100's cost for them ranges from near nothing to
-    /// most of the sparse cost (docs/validation.md), which the model does not resolve.
-    fn partial_sectors(&self, units: &[u64]) -> u32 {
+    /// only (one word per sector, as strided stores do), and the lines holding them.
+    /// Sectors with several units written are not charged: the H100's cost for them
+    /// ranges from near nothing to most of the sparse cost (docs/validation.md), which
+    /// the model does not resolve.
+    fn sparse_sectors(&self, units: &[u64]) -> (u32, u32) {
         let shift = self.sector_shift - self.request_shift;
         let per_sector = 1u32 << shift;
         // Units come in lane order, so a sector's units are mostly together: count runs,
@@ -324,10 +362,23 @@ impl MemorySystem {
                 None => {}
             }
         }
-        sectors[..n]
-            .iter()
-            .filter(|e| e.1 == 1 && per_sector > 1)
-            .count() as u32
+        if per_sector == 1 {
+            return (0, 0);
+        }
+        let to_line = self.line_shift - self.sector_shift;
+        let mut count = 0;
+        let mut lines = [0u64; MAX];
+        let mut n_lines = 0;
+        for (s, _) in sectors[..n].iter().filter(|e| e.1 == 1) {
+            count += 1;
+            let line = s >> to_line;
+            // Sectors come in lane order: a line's sparse sectors are mostly together.
+            if !lines[..n_lines].iter().rev().any(|&l| l == line) {
+                lines[n_lines] = line;
+                n_lines += 1;
+            }
+        }
+        (count, n_lines as u32)
     }
 
     /// The traffic at each level so far (the `requested` level and the threadgroup and
@@ -392,15 +443,33 @@ impl MemorySystem {
     /// issued at `now`: through L1 (no allocation) to L2, which keeps the sectors written
     /// dirty;
     /// where the model sets `memory.store_sector_cycles`, each sector it writes sparsely
-    /// also occupies the core's store path that long. The cycle the store is done.
+    /// also occupies the core's store path that long (and each line holding one
+    /// `memory.store_line_cycles`). Where the model sets `memory.store_queue` and that
+    /// many such stores are still in the path, the store leaves its SIMD-group only when
+    /// the oldest of them leaves the path ([`take_store_hold`](Self::take_store_hold)).
+    /// The cycle the store is done.
     pub fn store(&mut self, core: usize, now: u64, units: &[u64]) -> u64 {
         let mut done = now;
+        self.store_hold = 0;
         if !self.store_port.is_empty() {
-            let partial = self.partial_sectors(units);
-            if partial > 0 {
-                let port = &mut self.store_port[core];
-                let start = port.serve_n(now, partial);
-                done = start + (partial as f64 * port.cost()).ceil() as u64 + self.l2_latency;
+            let (sectors, lines) = self.sparse_sectors(units);
+            if sectors > 0 {
+                let (per_sector, per_line) = self.store_cycles;
+                let work = sectors as f64 * per_sector + lines as f64 * per_line;
+                let steps = ((work / STORE_STEP).round() as u32).max(1);
+                let start = self.store_port[core].serve_n(now, steps);
+                let leaves = start + (steps as f64 * STORE_STEP).ceil() as u64;
+                done = leaves + self.l2_latency;
+                if self.store_queue > 0 {
+                    let pending = &mut self.store_pending[core];
+                    while pending.front().is_some_and(|&t| t <= now) {
+                        pending.pop_front();
+                    }
+                    if pending.len() >= self.store_queue {
+                        self.store_hold = pending[pending.len() - self.store_queue];
+                    }
+                    pending.push_back(leaves);
+                }
             }
         }
         done.max(self.with_lines(units, |m, lines, touched| {
@@ -793,6 +862,34 @@ mod tests {
         m.store(1, 1000, &full);
         m.store(1, 1000, &[96, 97, 100, 102]);
         assert_eq!(m.store(1, 1000, &[80, 84]), 1000 + 100 + l2);
+    }
+
+    #[test]
+    fn a_full_store_path_holds_the_store_and_lines_cost_their_own_time() {
+        let mut gpu = m1_sectors();
+        gpu.memory.store_sector_cycles = Some(10.0);
+        gpu.memory.store_line_cycles = Some(5.0);
+        gpu.memory.store_queue = Some(2);
+        let mut m = MemorySystem::new(&gpu, 1.0);
+        let l2 = gpu.memory.l2.latency as u64;
+        // 8 sparse sectors in 2 lines: 90 cycles on the path.
+        let partial: Vec<u64> = (0..8).map(|s| 32 + 4 * s).collect();
+        assert_eq!(m.store(1, 1000, &partial), 1000 + 90 + l2);
+        assert_eq!(m.take_store_hold(), 0);
+        // The path holds two such stores: the third waits until the first has left.
+        assert_eq!(m.store(1, 1000, &partial), 1000 + 180 + l2);
+        assert_eq!(m.take_store_hold(), 0);
+        m.store(1, 1000, &partial);
+        assert_eq!(m.take_store_hold(), 1090);
+        assert_eq!(m.take_store_hold(), 0);
+        // Another core's path is its own; a store without sparse sectors never waits.
+        m.store(0, 1000, &partial);
+        assert_eq!(m.take_store_hold(), 0);
+        m.store(1, 1000, &(64..72).collect::<Vec<u64>>());
+        assert_eq!(m.take_store_hold(), 0);
+        // Once the first two have left, there is room again.
+        m.store(1, 1180, &partial);
+        assert_eq!(m.take_store_hold(), 0);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Timing: which SIMD-group issues next and when.
 //!
 //! A [`Timing`] drives a [`Machine`]: it starts threadgroups, picks the SIMD-group that
-//! issues next and calls [`Machine::step`], then charges time for what the returned
+//! issues next and calls [`Machine::step_on`], then charges time for what the returned
 //! [`Executed`](crate::exec::Executed) record says happened. Timing never computes values;
 //! the machine never counts cycles. Two implementations:
 //! - [`Untimed`]: no model; rounds of resident threadgroups on several workers, their

@@ -398,7 +398,8 @@ impl Run<'_> {
             (w.group, w.sg)
         };
         m.set_cycle(now);
-        let ex = m.step(group, sg)?;
+        let step = m.step_on(group, sg)?;
+        let ex = step.ex;
         let cost = self.insts[ex.pc as usize].cost;
         // Memory timing first (it needs all of `self`), then the SIMD-group's scoreboard.
         let mem_done = match ex.effect {
@@ -422,6 +423,8 @@ impl Run<'_> {
         let mut release = false;
         let mut done = false;
         let mut waiting = false;
+        // Until when a store that found its core's store path full holds the SIMD-group.
+        let mut hold = 0;
         // The pc the step ran: a SIMD-group whose remaining lanes wait at the exit takes
         // a step without an instruction, counted as its last one.
         let mut pc = ex.pc;
@@ -473,6 +476,7 @@ impl Run<'_> {
                 // A SIMD-group is done only when its memory operations are.
                 let t = mem_done.map_or(now, |(t, _)| t);
                 w.drain = w.drain.max(t);
+                hold = self.mem.take_store_hold();
                 for &d in operands.dsts() {
                     w.ready[d as usize] = t;
                 }
@@ -510,7 +514,7 @@ impl Run<'_> {
             }
         }
         if !done {
-            let mut next_pc = m.next_pc(group, sg);
+            let mut next_pc = step.next;
             if !waiting
                 && let Some(pc) = next_pc
                 && self.insts[pc as usize].cost.folded
@@ -524,7 +528,7 @@ impl Run<'_> {
             }
             if let Some(next_pc) = next_pc {
                 let next = &self.insts[next_pc as usize];
-                let mut t = floor;
+                let mut t = floor.max(hold);
                 let wp = if PROFILED {
                     w.prof.as_deref_mut()
                 } else {
@@ -539,7 +543,8 @@ impl Run<'_> {
                     Some(wp) => {
                         wp.floor = floor;
                         // The latest operand (the first of equals) and where it comes from.
-                        let mut operands = (0, false);
+                        // A held store counts as waiting on memory.
+                        let mut operands = (hold, hold != 0);
                         for &r in next.ops.srcs() {
                             let ready = w.ready[r as usize];
                             t = t.max(ready);

@@ -32,7 +32,10 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use super::{Timing, TimingReport};
 use crate::fault::{Finding, KernelFault};
 use crate::machine::{Counters, GroupId, Machine, Status, Stretch};
+use crate::memory::Regions;
 use crate::sanitize::Sanitizer;
+use crate::sanitize::device::Part;
+use crate::simt::LaneMask;
 
 /// Threadgroups resident at once: how many a round runs (independent of the number of
 /// workers, so that every number gives the same rounds).
@@ -118,6 +121,9 @@ impl<'a> Parallel<'a> {
         for o in &mut others {
             o.parallel_mode();
         }
+        let mut sanitizer = sanitizer;
+        // Up to one part of the device-race tags per worker (see `replay`).
+        sanitizer.split_device_tags(others.len() + 1, m.regions());
         Parallel {
             others,
             totals: Rounds {
@@ -195,16 +201,23 @@ impl Rounds {
                 .map_or(ran.len(), |i| i + 1);
             ran.truncate(land);
             // Every stretch was undone on its worker: each worker's copy replays all of
-            // them in dispatch order, the copies in parallel.
-            replay(m, others, &ran);
+            // them in dispatch order, the copies in parallel, and each worker checks the
+            // plain device stores against its part of the race check's tags.
+            let clashes = replay(m, others, &ran, self.sanitizer.device_parts());
+            let mut clashes = clashes.into_iter();
             for r in ran {
                 let Some(res) = resident.iter_mut().find(|x| x.linear == r.linear) else {
+                    // Its stores' checks too, so that the next stretch gets its own.
+                    clashes
+                        .by_ref()
+                        .take(r.stretch.device_stores.len())
+                        .for_each(drop);
                     continue;
                 };
                 res.id = Some(r.id);
                 res.worker = r.worker;
                 res.finished = r.finished;
-                self.merge(m, r.linear, r.stretch);
+                self.merge(m, r.linear, r.stretch, Some(&mut clashes));
                 if let Some(f) = r.fault {
                     return Some(*f);
                 }
@@ -234,7 +247,7 @@ impl Rounds {
                             }
                         }
                     }
-                    self.merge(m, res.linear, stretch);
+                    self.merge(m, res.linear, stretch, None);
                     if let Some(f) = fault {
                         return Some(*f);
                     }
@@ -245,8 +258,16 @@ impl Rounds {
     }
 
     /// Merges the counts and findings of a stretch of threadgroup `linear` (its writes
-    /// are already on every worker's copy of memory).
-    fn merge(&mut self, m: &mut Machine, linear: u64, s: Stretch) {
+    /// are already on every worker's copy of memory). `clashes` gives its plain device
+    /// stores' racing lanes when the workers checked them (see `replay`); else they are
+    /// checked here.
+    fn merge(
+        &mut self,
+        m: &mut Machine,
+        linear: u64,
+        s: Stretch,
+        mut clashes: Option<&mut std::vec::IntoIter<LaneMask>>,
+    ) {
         self.counters.add(&s.counters);
         for (f, pc) in s.findings {
             if self.sanitizer.count(f.first.kind, pc) == 0 {
@@ -256,7 +277,13 @@ impl Rounds {
         self.sanitizer.merge_seen(&s.seen);
         let shape = m.shape_of(linear);
         for d in &s.device_stores {
-            self.sanitizer.check_device_store(m.regions(), d);
+            match clashes.as_deref_mut() {
+                Some(c) => {
+                    let lanes = c.next().expect("a check per logged store");
+                    self.sanitizer.report_device_store(m.regions(), d, lanes);
+                }
+                None => self.sanitizer.check_device_store(m.regions(), d),
+            }
             for p in self.sanitizer.take_pending() {
                 self.findings.push(m.locate(p, &shape));
             }
@@ -265,27 +292,68 @@ impl Rounds {
 }
 
 /// Replays the writes of a round's stretches (undone on their workers, in dispatch
-/// order) on every worker's copy of memory, each copy on its own thread.
-fn replay(m: &mut Machine, others: &mut [Machine], ran: &[Ran]) {
+/// order) on every worker's copy of memory, and checks their plain device stores (in the
+/// same order) against the device-race tags, part `w` of `parts` on worker `w` (there
+/// are at most as many parts as workers), each worker on its own thread. Per logged
+/// store, in that order, the lanes that clashed in any part.
+fn replay(
+    m: &mut Machine,
+    others: &mut [Machine],
+    ran: &[Ran],
+    parts: &mut [Part],
+) -> Vec<LaneMask> {
+    let stores = || ran.iter().flat_map(|r| &r.stretch.device_stores);
+    let check = |regions: &Regions, part: &mut Part| -> Vec<LaneMask> {
+        stores()
+            .map(|d| Sanitizer::check_part(part, regions, d))
+            .collect()
+    };
     let on = |mach: &mut Machine| {
         for r in ran {
             mach.redo(&r.stretch.writes);
         }
     };
-    if others.is_empty() || ran.iter().all(|r| r.stretch.writes.is_empty()) {
-        return on(m);
-    }
-    let on = &on;
-    let result = crossbeam::thread::scope(|s| {
-        let handles: Vec<_> = others.iter_mut().map(|o| s.spawn(move |_| on(o))).collect();
-        on(m);
-        for h in handles {
-            if let Err(panic) = h.join() {
-                std::panic::resume_unwind(panic);
-            }
+    let writes = ran.iter().any(|r| !r.stretch.writes.is_empty());
+    let per_part: Vec<Vec<LaneMask>> =
+        if others.is_empty() || (!writes && stores().next().is_none()) {
+            on(m);
+            parts.iter_mut().map(|p| check(m.regions(), p)).collect()
+        } else {
+            let (on, check) = (&on, &check);
+            let (mine, theirs) = parts.split_first_mut().expect("at least one part");
+            let mut theirs = theirs.iter_mut();
+            let result = crossbeam::thread::scope(|s| {
+                let handles: Vec<_> = others
+                    .iter_mut()
+                    .map(|o| {
+                        // Workers past the number of parts (a power of two) only replay.
+                        let p = theirs.next();
+                        s.spawn(move |_| {
+                            on(o);
+                            p.map(|p| check(o.regions(), p))
+                        })
+                    })
+                    .collect();
+                on(m);
+                let mut per_part = vec![check(m.regions(), mine)];
+                for h in handles {
+                    match h.join() {
+                        Ok(c) => per_part.extend(c),
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    }
+                }
+                per_part
+            });
+            result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        };
+    let mut parts = per_part.into_iter();
+    let first = parts.next().unwrap_or_default();
+    parts.fold(first, |mut all, part| {
+        for (a, b) in all.iter_mut().zip(part) {
+            *a |= b;
         }
-    });
-    result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        all
+    })
 }
 
 /// Worker `w`'s machine.
