@@ -178,23 +178,11 @@ pub(crate) fn template_arg_expr<'a>(
                 sp(e),
             )
         }),
-        postfix(14, index, |base, index, e: &mut Extra<'a, '_>| {
-            expr(
-                ExprKind::Index {
-                    base: Box::new(base),
-                    index: Box::new(index),
-                },
-                sp(e),
-            )
+        postfix(14, index, |base, i, e: &mut Extra<'a, '_>| {
+            index_of(base, i, e)
         }),
         postfix(14, call_args, |callee, args, e: &mut Extra<'a, '_>| {
-            expr(
-                ExprKind::Call {
-                    callee: Box::new(callee),
-                    args,
-                },
-                sp(e),
-            )
+            call(callee, args, e)
         }),
         prefix(13, unary_op(), |op, operand, e: &mut Extra<'a, '_>| {
             unary(op, operand, e)
@@ -276,6 +264,26 @@ fn binary(lhs: Expr, op: BinaryOp, rhs: Expr, e: &mut Extra<'_, '_>) -> Expr {
             op,
             lhs: Box::new(lhs),
             rhs: Box::new(rhs),
+        },
+        sp(e),
+    )
+}
+
+fn call(callee: Expr, args: Vec<Expr>, e: &mut Extra<'_, '_>) -> Expr {
+    expr(
+        ExprKind::Call {
+            callee: Box::new(callee),
+            args,
+        },
+        sp(e),
+    )
+}
+
+fn index_of(base: Expr, index: Expr, e: &mut Extra<'_, '_>) -> Expr {
+    expr(
+        ExprKind::Index {
+            base: Box::new(base),
+            index: Box::new(index),
         },
         sp(e),
     )
@@ -485,22 +493,10 @@ impl<'a> ExprParsers<'a> {
                 )
             }),
             postfix(14, call_args, |callee, args, e: &mut Extra<'a, '_>| {
-                expr(
-                    ExprKind::Call {
-                        callee: Box::new(callee),
-                        args,
-                    },
-                    sp(e),
-                )
+                call(callee, args, e)
             }),
-            postfix(14, index, |base, index, e: &mut Extra<'a, '_>| {
-                expr(
-                    ExprKind::Index {
-                        base: Box::new(base),
-                        index: Box::new(index),
-                    },
-                    sp(e),
-                )
+            postfix(14, index, |base, i, e: &mut Extra<'a, '_>| {
+                index_of(base, i, e)
             }),
             postfix(14, member, |base, (arrow, seg), e: &mut Extra<'a, '_>| {
                 let PathSegment { name, args } = seg;
