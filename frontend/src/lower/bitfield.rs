@@ -92,6 +92,21 @@ pub fn write_bits(out: &mut [u8], base: u32, field: &BitField, value: u64) {
     }
 }
 
+/// The bits of a bit-field in a struct's bytes (the counterpart of [`write_bits`]).
+pub fn read_bits(bytes: &[u8], field: &BitField) -> u64 {
+    let mut v = 0u64;
+    for k in 0..field.width {
+        let bit = (field.bit_offset + k) as usize;
+        if bytes
+            .get(bit / 8)
+            .is_some_and(|b| (b >> (bit % 8)) & 1 == 1)
+        {
+            v |= 1 << k;
+        }
+    }
+    v
+}
+
 /// Where the next bit-field of `width` bits and `unit_bits`-bit declared type goes when
 /// the next free bit is `cursor`: the bit offset it takes (a zero width only aligns).
 pub fn place_bit_field(cursor: u64, width: u32, unit_bits: u32) -> u64 {

@@ -4,7 +4,7 @@
 //! called on it (`params.area()`).
 
 use crate::ast::{BinaryOp, Expr, ExprKind, Init, MemberInit};
-use crate::lower::bitfield::{BitField, write_bits};
+use crate::lower::bitfield::{read_bits, write_bits};
 use crate::lower::consteval::{self, Const};
 use crate::lower::constexpr::MAX_STEPS;
 use crate::lower::names::{DeclKind, Hit};
@@ -114,21 +114,6 @@ impl ConstObj {
         b[..n].copy_from_slice(self.bytes.get(..n)?);
         Some(Const::from_bits(s, u64::from_le_bytes(b)))
     }
-}
-
-/// The bits of a bit-field in a struct's bytes.
-fn read_bits(bytes: &[u8], field: &BitField) -> u64 {
-    let mut v = 0u64;
-    for k in 0..field.width {
-        let bit = (field.bit_offset + k) as usize;
-        if bytes
-            .get(bit / 8)
-            .is_some_and(|b| (b >> (bit % 8)) & 1 == 1)
-        {
-            v |= 1 << k;
-        }
-    }
-    v
 }
 
 /// The vector component a member name selects (`v.y`, `v.b`), if it names one.

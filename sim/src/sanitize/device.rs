@@ -32,10 +32,8 @@ pub(crate) struct Tags {
 /// One part of the tags: the chunks `c` with `c % of == index` (`of` a power of two).
 #[derive(Clone, Debug)]
 pub(crate) struct Part {
-    index: usize,
-    of: usize,
-    /// `of`'s logarithm.
-    shift: u32,
+    /// Which chunks it holds.
+    place: Where,
     /// Per global storage index, this part's chunks of its tags (empty until a store).
     storages: Vec<Vec<u32>>,
 }
@@ -111,9 +109,11 @@ fn words_of(size: u64) -> usize {
 impl Part {
     fn new(index: usize, of: usize) -> Part {
         Part {
-            index,
-            of,
-            shift: of.ilog2(),
+            place: Where {
+                index,
+                last: of - 1,
+                shift: of.ilog2(),
+            },
             storages: Vec::new(),
         }
     }
@@ -121,7 +121,7 @@ impl Part {
     /// Where this part keeps word `w`'s tag, if it holds the word.
     #[inline(always)]
     fn local(&self, w: usize) -> Option<usize> {
-        Where::of(self).local(w)
+        self.place.local(w)
     }
 
     /// This part's tags of global storage `i`, a buffer of `words` words (allocated if
@@ -131,11 +131,12 @@ impl Part {
         if self.storages.len() <= i {
             self.storages.resize_with(i + 1, Vec::new);
         }
-        let len = if self.of == 1 {
+        let Where { index, last, .. } = self.place;
+        let len = if last == 0 {
             words
         } else {
             let chunks = words.div_ceil(CHUNK);
-            (chunks + self.of - 1 - self.index) / self.of * CHUNK
+            (chunks + last - index) / (last + 1) * CHUNK
         };
         let s = &mut self.storages[i];
         if s.is_empty() {
@@ -161,7 +162,7 @@ impl Part {
         // Tag: threadgroup index + 1 (28 bits) above a mask of the bytes it stored.
         let owner = (group % ((1 << 28) - 1)) as u32 + 1;
         let n = bytes as usize;
-        let place = Where::of(self);
+        let place = self.place;
         let mut clashes: LaneMask = 0;
         // Fast path: every lane stores at most a word (accesses are aligned to their size,
         // so within one word) into one region.
@@ -258,9 +259,9 @@ impl Part {
     }
 }
 
-/// Which words a part holds, and where (a copy of its layout, so that its tags can be
-/// borrowed meanwhile).
-#[derive(Clone, Copy)]
+/// Which words a part holds, and where (`Copy`, so that a part's tags can be borrowed
+/// while it is read).
+#[derive(Clone, Copy, Debug)]
 struct Where {
     index: usize,
     /// The number of parts minus one (a mask: they are a power of two).
@@ -269,15 +270,6 @@ struct Where {
 }
 
 impl Where {
-    #[inline(always)]
-    fn of(p: &Part) -> Where {
-        Where {
-            index: p.index,
-            last: p.of - 1,
-            shift: p.shift,
-        }
-    }
-
     /// The lanes whose address (the word it starts in) the part holds. Branch-free, one
     /// pass over the 32 addresses.
     #[inline(always)]

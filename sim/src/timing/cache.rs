@@ -18,13 +18,12 @@ pub(crate) fn held_in_part(dirty: u64, held: u64, per_sector: u32) -> u64 {
     if held == HELD_ALL {
         return 0;
     }
-    let whole = u64::MAX >> (64 - (1u32 << per_sector).min(64));
     let mut partial = 0;
     let mut rest = dirty;
     while rest != 0 {
         let s = rest.trailing_zeros();
         rest &= rest - 1;
-        let units = whole << ((s << per_sector) & 63);
+        let units = sector_units(s, per_sector);
         if held & units != units {
             partial |= 1 << s;
         }
@@ -34,15 +33,21 @@ pub(crate) fn held_in_part(dirty: u64, held: u64, per_sector: u32) -> u64 {
 
 /// The units of the sectors of `sectors`, with `2^per_sector` units to a sector.
 fn units_of(sectors: u64, per_sector: u32) -> u64 {
-    let whole = u64::MAX >> (64 - (1u32 << per_sector).min(64));
     let mut units = 0;
     let mut rest = sectors;
     while rest != 0 {
         let s = rest.trailing_zeros();
         rest &= rest - 1;
-        units |= whole << ((s << per_sector) & 63);
+        units |= sector_units(s, per_sector);
     }
     units
+}
+
+/// The units of sector `s`, with `2^per_sector` units to a sector.
+#[inline(always)]
+fn sector_units(s: u32, per_sector: u32) -> u64 {
+    let whole = u64::MAX >> (64 - (1u32 << per_sector).min(64));
+    whole << ((s << per_sector) & 63)
 }
 
 /// A line pushed out by an insertion.

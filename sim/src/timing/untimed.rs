@@ -319,32 +319,18 @@ fn replay(
             on(m);
             parts.iter_mut().map(|p| check(m.regions(), p)).collect()
         } else {
-            let (on, check) = (&on, &check);
-            let (mine, theirs) = parts.split_first_mut().expect("at least one part");
-            let mut theirs = theirs.iter_mut();
-            let result = crossbeam::thread::scope(|s| {
-                let handles: Vec<_> = others
-                    .iter_mut()
-                    .map(|o| {
-                        // Workers past the number of parts (a power of two) only replay.
-                        let p = theirs.next();
-                        s.spawn(move |_| {
-                            on(o);
-                            p.map(|p| check(o.regions(), p))
-                        })
-                    })
-                    .collect();
-                on(m);
-                let mut per_part = vec![check(m.regions(), mine)];
-                for h in handles {
-                    match h.join() {
-                        Ok(c) => per_part.extend(c),
-                        Err(panic) => std::panic::resume_unwind(panic),
-                    }
-                }
-                per_part
-            });
-            result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            // Workers past the number of parts (a power of two) only replay.
+            let states = parts
+                .iter_mut()
+                .map(Some)
+                .chain(std::iter::repeat_with(|| None));
+            on_workers(m, others, states, |mach, part| {
+                on(mach);
+                part.map(|p| check(mach.regions(), p))
+            })
+            .into_iter()
+            .flatten()
+            .collect()
         };
     let mut parts = per_part.into_iter();
     let first = parts.next().unwrap_or_default();
@@ -392,21 +378,37 @@ fn run_round(
     if others.is_empty() {
         return run_share(m, 0, &round);
     }
-    let round = &round;
+    on_workers(m, others, 0.., |mach, w| run_share(mach, w, &round))
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// Runs `f` on every worker's machine with the next of `states`, worker 0 (`m`) on this
+/// thread and each of `others` on a thread of its own; the results in worker order (a
+/// worker's panic resumes here).
+fn on_workers<S: Send, T: Send>(
+    m: &mut Machine,
+    others: &mut [Machine],
+    mut states: impl Iterator<Item = S>,
+    f: impl Fn(&mut Machine, S) -> T + Sync,
+) -> Vec<T> {
+    let mine = states.next().expect("a state per worker");
+    let f = &f;
     let result = crossbeam::thread::scope(|s| {
         let handles: Vec<_> = others
             .iter_mut()
-            .enumerate()
-            .map(|(i, o)| s.spawn(move |_| run_share(o, i + 1, round)))
+            .zip(states)
+            .map(|(o, state)| s.spawn(move |_| f(o, state)))
             .collect();
-        let mut ran = run_share(m, 0, round);
+        let mut all = vec![f(m, mine)];
         for h in handles {
             match h.join() {
-                Ok(r) => ran.extend(r),
+                Ok(r) => all.push(r),
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         }
-        ran
+        all
     });
     result.unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
