@@ -92,7 +92,8 @@ pub fn write_bits(out: &mut [u8], base: u32, field: &BitField, value: u64) {
     }
 }
 
-/// The bits of a bit-field in a struct's bytes (the counterpart of [`write_bits`]).
+/// The value of a bit-field in a struct's bytes (the counterpart of [`write_bits`]):
+/// sign-extended from its width when its type is signed, as a load of it is.
 pub fn read_bits(bytes: &[u8], field: &BitField) -> u64 {
     let mut v = 0u64;
     for k in 0..field.width {
@@ -103,6 +104,10 @@ pub fn read_bits(bytes: &[u8], field: &BitField) -> u64 {
         {
             v |= 1 << k;
         }
+    }
+    let unused = 64 - field.width.clamp(1, 64);
+    if field.ty.is_signed() {
+        v = ((v << unused) as i64 >> unused) as u64;
     }
     v
 }

@@ -512,6 +512,17 @@ mod tests {
     }
 
     #[test]
+    fn signed_bit_fields_of_constant_objects_are_sign_extended() {
+        check(&format!(
+            "struct H {{ int zp : 4; uint n : 4; short s : 7; }};\n\
+             constexpr constant H h = {{-1, 15, -40}};\n\
+             static_assert(h.zp == -1 && h.n == 15 && h.s == -40, \"signed\");\n\
+             {KERNEL} {{ o[i] = h.zp; }}\n"
+        ))
+        .unwrap();
+    }
+
+    #[test]
     fn block_scope_objects_constructors_and_functions_returning_structs() {
         check(&format!(
             "struct P {{ uint bm; uint bn; }};\n\
