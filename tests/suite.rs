@@ -2421,3 +2421,32 @@ fn constexpr_struct_parameters_size_arrays_and_pick_branches() {
         .collect();
     assert_eq!(common::u32s(&out.buffers[1]), want, "constexpr parameters");
 }
+
+#[test]
+fn a_whole_float4_read_is_bounds_checked_as_one_access_at_its_source_line() {
+    let src = "#include <metal_stdlib>\nusing namespace metal;\n\
+               kernel void scale(device const float* x [[buffer(0)]],\n\
+                                 device float4* y [[buffer(1)]],\n\
+                                 uint i [[thread_position_in_grid]]) {\n\
+                   y[i] = ((device const float4*)x)[i] * 2.0f;\n}\n";
+    // 36.5 float4s: thread 36's vector starts in bounds and ends past the buffer.
+    let rest = buffer(0, "x", "float", 146, &random(5, -1.0, 1.0), false)
+        + &buffer(1, "y", "float4", 40, "", true);
+    let (_, out) = common::run_source(src, &spec("scale", [40, 1, 1], [32, 1, 1], &rest));
+    let fault = out.fault.expect("thread 36 reads past the end of `x`");
+    assert_eq!(fault.thread, [36, 0, 0], "{}", fault.message);
+    assert!(fault.message.contains("`x`"), "{}", fault.message);
+    assert!(
+        fault.location.starts_with("test.metal:6:"),
+        "{}",
+        fault.location
+    );
+    // Without thread 36, the vectors are read and doubled whole.
+    let (launch, ok) = common::run_source(src, &spec("scale", [36, 1, 1], [36, 1, 1], &rest));
+    assert!(ok.fault.is_none(), "{:?}", ok.fault);
+    let want: Vec<f32> = f32s(&launch.buffers[0].bytes)[..144]
+        .iter()
+        .map(|v| v * 2.0)
+        .collect();
+    assert_eq!(&f32s(&ok.buffers[1])[..144], &want[..]);
+}

@@ -498,13 +498,15 @@ impl Sanitizer {
                         touch_atomic(c, bytes, interval, instance, reads, writes, full)
                     }
                 };
+                // The word's own address: a vector access names the word it found.
+                let here = addr + ((word * 4).max(at) - at) as u64;
                 if found.uninit && uninit.is_none() {
-                    uninit = Some((lane, addr));
+                    uninit = Some((lane, here));
                 }
                 if let Some((other, other_pc, wrote)) = found.race
                     && race.is_none()
                 {
-                    race = Some((lane, addr, other, other_pc, wrote));
+                    race = Some((lane, here, other, other_pc, wrote));
                 }
                 word += 1;
             }

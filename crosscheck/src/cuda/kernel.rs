@@ -485,14 +485,46 @@ impl Emitter<'_> {
             }
             Op::Load(space) => assign(load(space, ty, &a[0], 0)),
             Op::Store(space) => Ok(store(space, ty, &a[0], 0, &a[1])),
-            Op::LoadVec(space, n) => Ok((0..n as usize)
-                .map(|k| format!("{} = {};", res(k), load(space, ty, &a[0], k)))
-                .collect::<Vec<_>>()
-                .join(" ")),
-            Op::StoreVec(space, n) => Ok((0..n as usize)
-                .map(|k| store(space, ty, &a[0], k, &a[k + 1]))
-                .collect::<Vec<_>>()
-                .join(" ")),
+            Op::LoadVec(space, n) => Ok(match vector_word(ty, n) {
+                Some(w) => {
+                    let p = Self::ptr(space, w, &a[0]);
+                    let parts: String = (0..n as usize)
+                        .map(|k| {
+                            format!(
+                                " memcpy(&{}, (const char*)&ms_w + {}, {});",
+                                res(k),
+                                k as u32 * ty.bytes(),
+                                ty.bytes()
+                            )
+                        })
+                        .collect();
+                    format!("{{ const {w} ms_w = *{p};{parts} }}")
+                }
+                None => (0..n as usize)
+                    .map(|k| format!("{} = {};", res(k), load(space, ty, &a[0], k)))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            }),
+            Op::StoreVec(space, n) => Ok(match vector_word(ty, n) {
+                Some(w) => {
+                    let p = Self::ptr(space, w, &a[0]);
+                    let parts: String = (0..n as usize)
+                        .map(|k| {
+                            format!(
+                                " memcpy((char*)&ms_w + {}, &{}, {});",
+                                k as u32 * ty.bytes(),
+                                a[k + 1],
+                                ty.bytes()
+                            )
+                        })
+                        .collect();
+                    format!("{{ {w} ms_w;{parts} *{p} = ms_w; }}")
+                }
+                None => (0..n as usize)
+                    .map(|k| store(space, ty, &a[0], k, &a[k + 1]))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            }),
             Op::Atomic(op, space) => {
                 let p = Self::ptr(space, memory_type(ty), &a[0]);
                 let call = match op {
@@ -632,6 +664,25 @@ impl Emitter<'_> {
         } else {
             format!("ms_from_f32<{t}>({call})")
         })
+    }
+}
+
+/// The CUDA type that moves a whole vector access of `n` elements of `ty` in one memory
+/// instruction (`uint4` for a `float4`), or `None` where the access stays per element: a
+/// predicate vector, or three elements (PTX has no 3-element vector access, and a wider
+/// one would touch the fourth element, which a store must leave alone). The address is
+/// aligned to the whole vector, as MSL's non-packed vector types are, which CUDA's vector
+/// types need.
+fn vector_word(ty: Type, n: u8) -> Option<&'static str> {
+    if ty == Type::Pred || n == 3 {
+        return None;
+    }
+    match ty.bytes() * n as u32 {
+        2 => Some("uint16_t"),
+        4 => Some("uint32_t"),
+        8 => Some("uint2"),
+        16 => Some("uint4"),
+        _ => None,
     }
 }
 

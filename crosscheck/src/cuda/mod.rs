@@ -137,6 +137,44 @@ mod tests {
     }
 
     #[test]
+    fn vector_accesses_move_the_whole_vector_at_once() {
+        let m = parse_module(
+            "kernel k {\n  param buffer(0) a device type \"float4\" size 16 align 16\n\
+             tgalloc 0 size 64 align 16 \"t\"\nbb0:\n  v0 = buffer_addr.0\n\
+             v1, v2, v3, v4 = ld.device.x4.f32 v0\n  v5 = tg_addr.0\n\
+             st.threadgroup.x4.f32 v5, v4, v3, v2, v1\n  v6, v7 = ld.threadgroup.x2.f16 v5\n\
+             st.device.x2.f16 v0, v7, v6\n  v8, v9, v10 = ld.device.x3.f32 v0\n\
+             st.device.x3.f32 v0, v10, v9, v8\n  ret\n}\n",
+        )
+        .unwrap();
+        metalsim_isa::verify_module(&m).unwrap();
+        let text = kernel_text(&m);
+        // A float4 is one 16-byte access each way, its components copied bit for bit.
+        assert!(
+            text.contains(
+                "{ const uint4 ms_w = *((uint4*)(v0)); memcpy(&v1, (const char*)&ms_w + 0, 4);"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("memcpy((char*)&ms_w + 12, &v1, 4); *((uint4*)(ms_tg"),
+            "{text}"
+        );
+        // A half2 is one 4-byte access.
+        assert!(
+            text.contains("{ const uint32_t ms_w = *((uint32_t*)(ms_tg"),
+            "{text}"
+        );
+        assert!(
+            text.contains("memcpy((char*)&ms_w + 2, &v6, 2); *((uint32_t*)(v0)) = ms_w; }"),
+            "{text}"
+        );
+        // A float3 stays per element: no 12-byte access, and its padding is not touched.
+        assert!(text.contains("v8 = ((float*)(v0))[0];"), "{text}");
+        assert!(text.contains("((float*)(v0))[2] = v8;"), "{text}");
+    }
+
+    #[test]
     fn program_with_a_launch() {
         let m = module("swap_loop.isa");
         let launch = Launch {

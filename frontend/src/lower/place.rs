@@ -72,11 +72,15 @@ impl FnLowerer<'_, '_> {
                     );
                     return None;
                 }
-                let leaves = self.g.structs.leaves(ty);
-                let mut parts = Vec::with_capacity(leaves.len());
-                for (t, off) in leaves {
-                    let a = self.mem_addr(*addr, offset + off);
-                    parts.push(self.s.val(Op::Load(*space), t, &[a]));
+                let mut parts = Vec::with_capacity(self.g.structs.leaf_count(ty));
+                for acc in self.g.structs.mem_accesses(ty) {
+                    let a = self.mem_addr(*addr, offset + acc.offset);
+                    if acc.count == 1 {
+                        parts.push(self.s.val(Op::Load(*space), acc.ty, &[a]));
+                    } else {
+                        let op = Op::LoadVec(*space, acc.count);
+                        parts.extend(self.s.b.ins_multi(op, acc.ty, &[a]));
+                    }
                 }
                 Some(Val {
                     ty: ty.clone(),
@@ -177,10 +181,20 @@ impl FnLowerer<'_, '_> {
                     );
                     return None;
                 }
-                let leaves = self.g.structs.leaves(ty);
-                for ((t, off), part) in leaves.into_iter().zip(&v.parts) {
-                    let a = self.mem_addr(*addr, offset + off);
-                    self.s.ins(Op::Store(*space), t, &[a, *part]);
+                let mut parts = v.parts.iter().copied();
+                for acc in self.g.structs.mem_accesses(ty) {
+                    let a = self.mem_addr(*addr, offset + acc.offset);
+                    let mut args = vec![a];
+                    args.extend(parts.by_ref().take(acc.count as usize));
+                    if args.len() != acc.count as usize + 1 {
+                        break;
+                    }
+                    let op = if acc.count == 1 {
+                        Op::Store(*space)
+                    } else {
+                        Op::StoreVec(*space, acc.count)
+                    };
+                    self.s.ins(op, acc.ty, &args);
                 }
                 Some(())
             }
@@ -771,5 +785,96 @@ pub fn contains_atomic(ty: &Ty, structs: &crate::lower::types::Structs) -> bool 
             .iter()
             .any(|f| contains_atomic(&f.1, structs)),
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Compiles `src` and returns the printed ISA's memory instructions (`ld.device.x4.f32`,
+    /// `st.thread.f32`...), one per line in program order.
+    fn check(src: &str) -> String {
+        let (m, diags, sources) = crate::compile_str("t.metal", src);
+        match m {
+            Some(m) if !crate::has_errors(&diags) => m
+                .to_string()
+                .lines()
+                .filter_map(|l| {
+                    let op = l.split('=').next_back()?.split_whitespace().next()?;
+                    (op.starts_with("ld.") || op.starts_with("st.")).then(|| op.to_string())
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => panic!("{}", crate::render_short(&diags, &sources)),
+        }
+    }
+
+    const HEAD: &str = "#include <metal_stdlib>\nusing namespace metal;\n";
+
+    #[test]
+    fn whole_vectors_are_one_access_in_every_space() {
+        for (ty, n, elem) in [
+            ("float4", 4, "f32"),
+            ("half2", 2, "f16"),
+            ("float3", 3, "f32"),
+        ] {
+            let src = format!(
+                "{HEAD}kernel void k(device {ty}* d [[buffer(0)]], constant {ty}* c [[buffer(1)]],\n\
+                 uint i [[thread_position_in_grid]]) {{\n\
+                 threadgroup {ty} t[32];\n  thread {ty} l[4];\n\
+                 t[i % 32] = c[i];\n  threadgroup_barrier(mem_flags::mem_threadgroup);\n\
+                 l[i % 4] = t[(i + 1) % 32];\n  d[i] = l[(i + 1) % 4];\n}}\n"
+            );
+            let x = |dir: &str, space: &str| format!("{dir}.{space}.x{n}.{elem}");
+            let want = [
+                x("ld", "constant"),
+                x("st", "threadgroup"),
+                x("ld", "threadgroup"),
+                x("st", "thread"),
+                x("ld", "thread"),
+                x("st", "device"),
+            ];
+            let got = check(&src);
+            // The local array's zero initialization comes first, one store per element.
+            let got: Vec<&str> = got.lines().collect();
+            assert!(
+                got.ends_with(&want.each_ref().map(|s| s.as_str())),
+                "{ty}: {got:?}"
+            );
+            assert!(
+                got.iter().all(|l| l.contains(&format!(".x{n}."))),
+                "{ty}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn packed_vectors_and_components_stay_scalar() {
+        let got = check(&format!(
+            "{HEAD}kernel void k(device packed_float3* p [[buffer(0)]], device float4* f [[buffer(1)]],\n\
+             uint i [[thread_position_in_grid]]) {{\n\
+             p[i] = p[i + 1];\n  f[i].y = f[i + 1].x;\n  f[i].zw = float2(i);\n}}\n"
+        ));
+        assert_eq!(
+            got,
+            "ld.device.f32\nld.device.f32\nld.device.f32\n\
+             st.device.f32\nst.device.f32\nst.device.f32\n\
+             ld.device.f32\nst.device.f32\nst.device.f32\nst.device.f32"
+        );
+    }
+
+    #[test]
+    fn structs_keep_vector_members_whole_and_wide_elements_split_at_128_bits() {
+        let got = check(&format!(
+            "{HEAD}struct S {{ float a; float4 v; ushort2 h; }};\n\
+             kernel void k(device S* s [[buffer(0)]], device long4* l [[buffer(1)]],\n\
+             uint i [[thread_position_in_grid]]) {{\n\
+             s[i] = s[i + 1];\n  l[i] = l[i + 1];\n}}\n"
+        ));
+        assert_eq!(
+            got,
+            "ld.device.f32\nld.device.x4.f32\nld.device.x2.u16\n\
+             st.device.f32\nst.device.x4.f32\nst.device.x2.u16\n\
+             ld.device.x2.i64\nld.device.x2.i64\nst.device.x2.i64\nst.device.x2.i64"
+        );
     }
 }

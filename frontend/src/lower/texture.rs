@@ -332,9 +332,19 @@ mod tests {
         );
     }
 
-    /// How many loads of each kind (`ld.device.f32`...) the ISA holds.
+    /// How many elements of each kind (`device.f32`...) the ISA's loads read: one per
+    /// scalar load (`ld.device.f32`), `n` per vector load (`ld.device.xN.f32`).
     fn loads(isa: &str, kind: &str) -> usize {
-        isa.matches(&format!("ld.{kind} ")).count()
+        let (space, ty) = kind.split_once('.').unwrap();
+        (1..=4)
+            .map(|n| {
+                let op = match n {
+                    1 => format!("ld.{kind} "),
+                    _ => format!("ld.{space}.x{n}.{ty} "),
+                };
+                n * isa.matches(&op).count()
+            })
+            .sum()
     }
 
     #[test]

@@ -313,6 +313,23 @@ pub struct StructInfo {
     pub bit_fields: Vec<crate::lower::bitfield::BitField>,
 }
 
+/// The widest vector memory access, in bits: AGX's `device_load`/`local_load` and stores
+/// move at most four 32-bit components (Dougall Johnson's applegpu ISA docs; Mesa's
+/// `agx_mem_vectorize_cb` allows at most 4 components of at most 32 bits).
+pub const MAX_VECTOR_ACCESS_BITS: u32 = 128;
+
+/// One memory instruction of a value's load or store: `count` consecutive elements of
+/// type `ty` from byte `offset` (one is a scalar access, 2 to 4 a vector access).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct MemAccess {
+    /// The element type.
+    pub ty: Type,
+    /// The first element's byte offset in the value.
+    pub offset: u32,
+    /// The number of elements.
+    pub count: u8,
+}
+
 /// Struct definitions, indexed by [`StructId`].
 #[derive(Clone, Debug, Default)]
 pub struct Structs(pub Vec<StructInfo>);
@@ -393,6 +410,59 @@ impl Structs {
             Ty::SimdMatrix(s) => {
                 out.push((s.isa(), base));
                 out.push((s.isa(), base + s.size()));
+            }
+        }
+    }
+
+    /// The memory instructions that read or write a value of this type, in the order of
+    /// [`Self::leaves`]: a whole non-packed vector is one access of its components (split
+    /// into accesses of at most [`MAX_VECTOR_ACCESS_BITS`]), every other leaf is an access
+    /// of its own. Packed vectors are only element-aligned, and `bool` vectors are kept
+    /// per component too (the ISA's `pred` is not a memory element of a vector access).
+    pub fn mem_accesses(&self, ty: &Ty) -> Vec<MemAccess> {
+        let mut out = Vec::new();
+        self.collect_accesses(ty, 0, &mut out);
+        out
+    }
+
+    fn collect_accesses(&self, ty: &Ty, base: u32, out: &mut Vec<MemAccess>) {
+        match ty {
+            Ty::Vector {
+                elem,
+                len,
+                packed: false,
+            } if *elem != Scalar::Bool => {
+                let per = (MAX_VECTOR_ACCESS_BITS / elem.isa().bits()).clamp(1, 4) as u8;
+                let mut first = 0;
+                while first < *len {
+                    let count = per.min(*len - first);
+                    out.push(MemAccess {
+                        ty: elem.isa(),
+                        offset: base + first as u32 * elem.size(),
+                        count,
+                    });
+                    first += count;
+                }
+            }
+            Ty::Array(e, n) => {
+                let stride = self.size(e);
+                for i in 0..*n {
+                    self.collect_accesses(e, base + i * stride, out);
+                }
+            }
+            Ty::Struct(id) => {
+                for (_, fty, off) in &self.get(*id).fields {
+                    self.collect_accesses(fty, base + off, out);
+                }
+            }
+            _ => {
+                let mut leaves = Vec::new();
+                self.collect_leaves(ty, base, &mut leaves);
+                out.extend(leaves.into_iter().map(|(ty, offset)| MemAccess {
+                    ty,
+                    offset,
+                    count: 1,
+                }));
             }
         }
     }

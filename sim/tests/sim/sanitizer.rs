@@ -194,6 +194,34 @@ fn uninitialized_threadgroup_read() {
 }
 
 #[test]
+fn uninitialized_word_of_a_threadgroup_vector_is_named() {
+    // Each thread writes only the .x of its float4, then reads the whole vector: one
+    // vector load per lane, whose first uninitialised word is the .y at byte 4.
+    let src = format!(
+        "{HEAD}kernel void k(device float4* out [[buffer(0)]],
+              uint tid [[thread_index_in_threadgroup]]) {{
+    threadgroup float4 t[32];
+    t[tid].x = 1.0f;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[tid] = t[tid]; // BUG
+}}
+"
+    );
+    let l = float_launch(32, 32, &[128]);
+    let line = line_of(&src, "// BUG");
+    for out in run_both_ways(&compile(&src), &l, None) {
+        assert_eq!(
+            finding_kinds(&out),
+            [FaultKind::UninitializedThreadgroupRead]
+        );
+        let first = &out.findings[0].first;
+        assert_eq!(first.loc.line, line);
+        assert_eq!(first.buffer.as_deref(), Some("t"));
+        assert_eq!(first.offset, Some(4), "the .y of thread 0's vector");
+    }
+}
+
+#[test]
 fn divergent_barrier() {
     let src = format!(
         "{HEAD}kernel void k(device float* out [[buffer(0)]],
