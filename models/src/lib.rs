@@ -136,12 +136,24 @@ pub struct CacheLevel {
     /// data than read data. Absent: 1, like a clean line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dirty_line_ways: Option<u32>,
+    /// With `dirty_line_ways` and `memory.sector_bytes`: a dirty line's extra ways are in
+    /// proportion to its dirty sectors (a line with one of four sectors written takes
+    /// `1 + (dirty_line_ways - 1) / 4` ways), so the room for written data is counted in
+    /// sectors. Absent or false: a dirty line takes `dirty_line_ways` whatever it holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dirty_room_per_sector: Option<bool>,
     /// Sectors written in part that a set keeps, as the ways that lines of only such
     /// sectors would take each (1 to `ways`; needs `memory.partial_sector_read`): a set
     /// keeps `ways / partial_line_ways` lines' worth of them, and beyond that writes back
     /// its least recently used line holding one. Absent: no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial_line_ways: Option<u32>,
+    /// Lines holding a sector written in part that the whole level keeps, however many
+    /// such sectors each holds (needs `memory.partial_sector_read`; not with
+    /// `partial_line_ways`): spread evenly over the level's sets, and beyond a set's
+    /// share its least recently used line holding one is written back. Absent: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_lines: Option<u64>,
 }
 
 /// Unified memory (DRAM).
@@ -605,6 +617,28 @@ impl Gpu {
                     ));
                 }
             }
+            if level.dirty_room_per_sector == Some(true)
+                && (level.dirty_line_ways.is_none() || m.sector_bytes.is_none())
+            {
+                return Err(invalid(
+                    &format!("memory.{name}.dirty_room_per_sector"),
+                    "needs dirty_line_ways and memory.sector_bytes",
+                ));
+            }
+            if level.partial_lines.is_some() {
+                if level.partial_line_ways.is_some() {
+                    return Err(invalid(
+                        &format!("memory.{name}.partial_lines"),
+                        "set either partial_lines or partial_line_ways, not both",
+                    ));
+                }
+                if m.partial_sector_read != Some(true) {
+                    return Err(invalid(
+                        &format!("memory.{name}.partial_lines"),
+                        "needs memory.partial_sector_read = true",
+                    ));
+                }
+            }
             if !(level.bytes_per_cycle > 0.0 && level.bytes_per_cycle.is_finite()) {
                 return Err(invalid(
                     &format!("memory.{name}.bytes_per_cycle"),
@@ -896,6 +930,11 @@ mod tests {
         assert!(
             e2.contains("memory.l2.partial_line_ways") && e2.contains("partial_sector_read"),
             "{e2}"
+        );
+        let e3 = error_of(|t| t.replace("[memory.slc]", "partial_lines = 2\n\n[memory.slc]"));
+        assert!(
+            e3.contains("memory.l2.partial_lines") && e3.contains("partial_sector_read"),
+            "{e3}"
         );
         assert!(
             e.contains("memory.partial_sector_read") && e.contains("needs memory.sector_bytes"),

@@ -89,9 +89,15 @@ pub(crate) struct Cache {
     clock: u64,
     /// Ways of its set a dirty line takes (1: like a clean one).
     dirty_ways: u32,
+    /// Sectors to a line where a dirty line's extra ways are in proportion to its dirty
+    /// sectors (see [`Cache::with_dirty_room_per_sector`]); 1: whole lines.
+    room_sectors: u32,
     /// Dirty sectors held in part that a set keeps (see [`Cache::with_partial_ways`]);
     /// `u32::MAX`: no limit.
     partial_sectors: u32,
+    /// Lines holding such a sector that the whole cache keeps, spread over its sets
+    /// (see [`Cache::with_partial_lines`]); `u64::MAX`: no limit.
+    partial_lines: u64,
     /// log2 of the units to a sector, where partial sectors are limited.
     per_sector: Option<u32>,
 }
@@ -108,7 +114,9 @@ impl Cache {
             slots: vec![Way::default(); sets as usize * ways],
             clock: 0,
             dirty_ways: 1,
+            room_sectors: 1,
             partial_sectors: u32::MAX,
+            partial_lines: u64::MAX,
             per_sector: None,
         }
     }
@@ -119,6 +127,26 @@ impl Cache {
     pub fn with_dirty_ways(mut self, n: u32) -> Cache {
         self.dirty_ways = n.clamp(1, self.ways as u32);
         self
+    }
+
+    /// The same cache with the extra room a dirty line takes
+    /// ([`Cache::with_dirty_ways`]) in proportion to its dirty sectors, `sectors` to a
+    /// line: a line with one of four sectors dirty takes `1 + (n - 1) / 4` ways.
+    pub fn with_dirty_room_per_sector(mut self, sectors: u32) -> Cache {
+        self.room_sectors = sectors.clamp(1, 64);
+        self
+    }
+
+    /// The room a line takes in its set, in `1 / room_sectors` of a way.
+    #[inline]
+    fn room_of(&self, w: &Way) -> u32 {
+        let n = self.room_sectors;
+        let dirty = if n == 1 {
+            u32::from(w.dirty != 0)
+        } else {
+            w.dirty.count_ones().min(n)
+        };
+        n + (self.dirty_ways - 1) * dirty
     }
 
     /// The same cache keeping, per set, only as many dirty sectors held in part (of
@@ -134,6 +162,25 @@ impl Cache {
         self
     }
 
+    /// The same cache keeping only `lines` lines that hold a dirty sector in part (of
+    /// `2^per_sector` units), however many such sectors each holds, spread as evenly as
+    /// whole lines allow over its sets; beyond a set's share its least recently used
+    /// such line leaves. The caller sheds as for [`Cache::with_dirty_ways`].
+    pub fn with_partial_lines(mut self, lines: u64, per_sector: u32) -> Cache {
+        self.partial_lines = lines;
+        self.per_sector = Some(per_sector);
+        self
+    }
+
+    /// The lines holding a sector in part that set number `set` keeps: its share of
+    /// [`Cache::with_partial_lines`]'s, the remainder spread one a set.
+    #[inline]
+    fn partial_lines_of(&self, set: u64) -> u64 {
+        let (n, sets) = (self.partial_lines, self.sets);
+        let upto = |s: u64| (s as u128 * n as u128 / sets as u128) as u64;
+        upto(set + 1) - upto(set)
+    }
+
     /// How many dirty sectors a line with `dirty` sectors and `held` units holds in part.
     #[inline]
     fn in_part(&self, dirty: u64, held: u64) -> u8 {
@@ -144,7 +191,8 @@ impl Cache {
     }
 
     /// Makes `line`'s set fit, one line per call (`None` once it does): while the set
-    /// holds more sectors in part than [`Cache::with_partial_ways`] allows, the least
+    /// holds more sectors in part than [`Cache::with_partial_ways`] allows, or more lines
+    /// holding one than its share of [`Cache::with_partial_lines`]'s, the least
     /// recently used line holding one (other than `line`) is written back and stays,
     /// clean, its written sectors whole (merged with memory's bytes on the way); else,
     /// while the set's lines take more ways than it has (dirty ones taking
@@ -156,10 +204,16 @@ impl Cache {
         }
         let s = self.set(line);
         let set = &self.slots[s..s + self.ways];
-        let (taken, partial) = set.iter().filter(|w| w.tag != 0).fold((0, 0), |(t, p), w| {
-            let ways = if w.dirty != 0 { self.dirty_ways } else { 1 };
-            (t + ways, p + w.partial as u32)
-        });
+        let (taken, partial, partial_lines) =
+            set.iter()
+                .filter(|w| w.tag != 0)
+                .fold((0, 0, 0), |(t, p, l), w| {
+                    (
+                        t + self.room_of(w),
+                        p + w.partial as u32,
+                        l + u64::from(w.partial != 0),
+                    )
+                });
         let lru = |only_partial: bool| {
             set.iter()
                 .enumerate()
@@ -168,9 +222,10 @@ impl Cache {
                 .min_by_key(|(_, w)| w.stamp)
                 .map(|(i, _)| s + i)
         };
-        if partial > self.partial_sectors
-            && let Some(v) = lru(true)
-        {
+        let over = partial > self.partial_sectors
+            || (self.partial_lines != u64::MAX
+                && partial_lines > self.partial_lines_of(s as u64 / self.ways as u64));
+        if over && let Some(v) = lru(true) {
             let w = &mut self.slots[v];
             let cleaned = Evicted {
                 line: w.tag - 1,
@@ -185,7 +240,7 @@ impl Cache {
             w.partial = 0;
             return Some(cleaned);
         }
-        if taken as usize <= self.ways {
+        if taken as usize <= self.ways * self.room_sectors as usize {
             return None;
         }
         let victim = lru(false)?;
@@ -489,6 +544,28 @@ mod tests {
         // Completing the fourth's sector leaves room: nothing else leaves.
         assert!(c.mark_dirty(l[3], 0b1, 0b10));
         assert_eq!(c.shed(l[3]), None);
+    }
+
+    #[test]
+    fn partial_lines_are_counted_as_lines_and_spread_over_the_sets() {
+        // 4 sets of 4 ways, 6 partial lines in all: two sets keep 1, two keep 2.
+        let c = Cache::new(4 * 4 * 128, 4, 128).with_partial_lines(6, 1);
+        let shares: Vec<u64> = (0..4).map(|s| c.partial_lines_of(s)).collect();
+        assert_eq!(shares.iter().sum::<u64>(), 6);
+        assert!(shares.iter().all(|&n| n == 1 || n == 2), "{shares:?}");
+        // One set keeping one such line: a line with all four sectors in part fits, a
+        // second line with only one sector in part pushes the first out.
+        let mut c = Cache::new(4 * 128, 4, 128).with_partial_lines(1, 1);
+        let l = same_set(&c, 3);
+        c.insert(l[0], 0b1111, 0b0101_0101, 0);
+        assert_eq!(c.shed(l[0]), None);
+        c.insert(l[1], 0b1, 0b01, 0);
+        assert_eq!(c.shed(l[1]).map(|e| e.line), Some(l[0]));
+        assert_eq!(c.shed(l[1]), None);
+        // The line written back stays, clean; whole sectors do not count.
+        assert!(c.lookup(l[0]).is_some());
+        c.insert(l[2], 0b1, 0b11, 0);
+        assert_eq!(c.shed(l[2]), None);
     }
 
     #[test]

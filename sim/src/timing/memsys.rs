@@ -160,16 +160,20 @@ impl MemorySystem {
         // A shared level: dirty lines, and those with a sector held in part (tracked in
         // write units where the model reads partial sectors back), may take more ways.
         let shared = |c: &metalsim_models::CacheLevel| {
-            let cache = Cache::new(c.size_bytes, c.ways, line)
+            let mut cache = Cache::new(c.size_bytes, c.ways, line)
                 .with_dirty_ways(c.dirty_line_ways.unwrap_or(1));
-            match (m.partial_sector_read, m.sector_bytes, c.partial_line_ways) {
-                (Some(true), Some(b), Some(n)) => cache.with_partial_ways(
-                    n,
-                    (b as u64).trailing_zeros()
-                        - WRITE_UNIT.trailing_zeros().min(b.trailing_zeros()),
-                    (line / b as u64) as u32,
-                ),
-                _ => cache,
+            if let (Some(true), Some(b)) = (c.dirty_room_per_sector, m.sector_bytes) {
+                cache = cache.with_dirty_room_per_sector((line / b as u64) as u32);
+            }
+            let (Some(true), Some(b)) = (m.partial_sector_read, m.sector_bytes) else {
+                return cache;
+            };
+            let per_sector =
+                (b as u64).trailing_zeros() - WRITE_UNIT.trailing_zeros().min(b.trailing_zeros());
+            match (c.partial_line_ways, c.partial_lines) {
+                (Some(n), _) => cache.with_partial_ways(n, per_sector, (line / b as u64) as u32),
+                (None, Some(n)) => cache.with_partial_lines(n, per_sector),
+                (None, None) => cache,
             }
         };
         MemorySystem {
@@ -960,6 +964,51 @@ mod tests {
         gpu.memory.l2.dirty_line_ways = Some(2);
         let half = written(&gpu) as f64 / 128.0 / lines as f64;
         assert!((0.28..0.40).contains(&half), "{half}");
+    }
+
+    #[test]
+    fn an_l2_keeps_a_room_of_lines_holding_sectors_written_in_part() {
+        // Half of one sector written in each of 4 lines a set (the L2 holds them all):
+        // with room for one such line a set, the other three are read back (merged).
+        let mut gpu = m1_sectors();
+        gpu.memory.slc.size_bytes = 128 * gpu.memory.slc.ways as u64;
+        gpu.memory.partial_sector_read = Some(true);
+        let sets = gpu.memory.l2.size_bytes / 128 / gpu.memory.l2.ways as u64;
+        let lines = sets * 4;
+        let merged = |gpu: &Gpu, units: &[u64]| {
+            let mut m = MemorySystem::new(gpu, 1.0);
+            for l in 0..lines {
+                let u: Vec<u64> = units.iter().map(|u| l * 16 + u).collect();
+                m.store(0, l, &u);
+            }
+            m.counters.merge_read_bytes
+        };
+        assert_eq!(merged(&gpu, &[0, 1]), 0);
+        gpu.memory.l2.partial_lines = Some(sets);
+        let half = merged(&gpu, &[0, 1]);
+        assert!(
+            (lines - sets - sets / 8) * 32 <= half && half <= (lines - sets) * 32,
+            "{half}"
+        );
+        // The room is in lines: half of all four sectors of each line merges four
+        // sectors a line for as many lines.
+        let all = merged(&gpu, &[0, 1, 4, 5, 8, 9, 12, 13]);
+        assert_eq!(all, half * 4);
+        // 12 lines a set of 16 ways, one sector of each written: taking two ways each
+        // they do not fit and some leave; with the extra way per written sector (1.25
+        // ways each, 15 a set) they all stay.
+        gpu.memory.l2.partial_lines = None;
+        gpu.memory.l2.dirty_line_ways = Some(2);
+        let written = |gpu: &Gpu| {
+            let mut m = MemorySystem::new(gpu, 1.0);
+            for l in 0..lines * 3 {
+                m.store(0, l, &[l * 16, l * 16 + 1, l * 16 + 2, l * 16 + 3]);
+            }
+            m.counters.bytes_written[DRAM]
+        };
+        assert!(written(&gpu) > 0);
+        gpu.memory.l2.dirty_room_per_sector = Some(true);
+        assert_eq!(written(&gpu), 0);
     }
 
     #[test]
