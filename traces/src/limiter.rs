@@ -1,7 +1,8 @@
 //! What limited a run, named in words with its figure ("DRAM bandwidth: 91% of peak").
 //!
 //! Every throughput resource gets a utilisation between 0 and 1: each memory level's
-//! bandwidth against the model's peak, each instruction class's pipeline (busy cycles over
+//! bandwidth against the model's peak, the threadgroup-memory ports' wavefronts against
+//! theirs, each instruction class's pipeline (busy cycles over
 //! the run's pipeline cycles), and the issue slots. A resource at [`SATURATED`] or more is
 //! the limiter, the most used first. When none is, nothing was saturated: the SIMD-groups
 //! spent their time waiting, and the limiter is latency, named by the stall reason with
@@ -18,8 +19,8 @@ pub const SATURATED: f64 = 0.5;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LimiterCandidate {
     /// Machine-readable name: `dram_bandwidth`, `slc_bandwidth`, `l2_bandwidth`,
-    /// `l1_bandwidth`, `pipeline.<class>` (`pipeline.float_alu`), `bank_conflicts`,
-    /// `issue_slots` or `latency`.
+    /// `l1_bandwidth`, `threadgroup_bandwidth`, `pipeline.<class>` (`pipeline.float_alu`),
+    /// `bank_conflicts`, `issue_slots` or `latency`.
     pub kind: String,
     /// In words, with its figure: "DRAM bandwidth: 91% of peak".
     pub description: String,
@@ -139,21 +140,33 @@ fn throughput_candidates(report: &Report) -> Vec<LimiterCandidate> {
             utilisation: l.peak_fraction,
         });
     }
+    let threadgroup = report.memory.threadgroup.as_ref();
+    let replays = threadgroup.map_or(0.0, |t| t.replays_per_access);
+    let port_busy = threadgroup.map_or(0.0, |t| t.peak_fraction);
+    let conflicts = replays >= 0.5;
+    // With conflicts, the replays are what fill the ports: the bank-conflict candidate
+    // below stands for both.
+    if let Some(t) = threadgroup.filter(|t| t.peak_fraction > 0.0 && !conflicts) {
+        out.push(LimiterCandidate {
+            kind: "threadgroup_bandwidth".into(),
+            description: format!(
+                "threadgroup memory bandwidth: {} of peak ({:.1} of {:.1} GB/s)",
+                percent(port_busy),
+                t.gb_per_s,
+                t.gb_per_s / port_busy
+            ),
+            utilisation: port_busy,
+        });
+    }
     let Some(issue) = &report.issue else {
         return out;
     };
-    let replays = report
-        .memory
-        .threadgroup
-        .as_ref()
-        .map_or(0.0, |t| t.replays_per_access);
     for c in issue
         .classes
         .iter()
         .filter(|c| c.class != "barrier" && c.pipe_busy > 0.0)
     {
-        let conflicts = c.class == "threadgroup_memory" && replays >= 0.5;
-        out.push(if conflicts {
+        out.push(if conflicts && c.class == "threadgroup_memory" {
             LimiterCandidate {
                 kind: "bank_conflicts".into(),
                 description: format!(
@@ -161,7 +174,7 @@ fn throughput_candidates(report: &Report) -> Vec<LimiterCandidate> {
                      (its pipeline {} busy)",
                     percent(c.pipe_busy)
                 ),
-                utilisation: c.pipe_busy,
+                utilisation: c.pipe_busy.max(port_busy),
             }
         } else {
             LimiterCandidate {

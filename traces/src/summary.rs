@@ -103,6 +103,15 @@ pub struct ThreadgroupMemoryReport {
     pub replays_per_access: f64,
     /// Atomic SIMD-group instructions (device and threadgroup).
     pub atomics: u64,
+    /// Threadgroup bandwidth used: the wavefronts served (accesses plus replays) times the
+    /// bytes a wavefront serves, over the run's time (0 when the model does not say how
+    /// many bytes a wavefront serves).
+    #[serde(default)]
+    pub gb_per_s: f64,
+    /// `gb_per_s` over the model's threadgroup bandwidth, all cores (0 without a peak): how
+    /// busy the cores' threadgroup-memory ports were.
+    #[serde(default)]
+    pub peak_fraction: f64,
 }
 
 /// What one source line cost, with its text.
@@ -149,11 +158,21 @@ pub fn summarize(
     report.stalls = Some(stalls(profile));
     report.memory.levels = levels(profile, model, report.time_us);
     let m = &profile.memory;
+    let wavefront_bytes = (m.threadgroup_accesses + m.bank_conflict_replays)
+        * u64::from(model.threadgroup_wavefront_bytes);
+    let gb_per_s = if report.time_us > 0.0 {
+        wavefront_bytes as f64 / (report.time_us * 1e3)
+    } else {
+        0.0
+    };
+    let peak = model.peaks.threadgroup_gb_per_s;
     report.memory.threadgroup = Some(ThreadgroupMemoryReport {
         accesses: m.threadgroup_accesses,
         bank_conflict_replays: m.bank_conflict_replays,
         replays_per_access: ratio(m.bank_conflict_replays, m.threadgroup_accesses),
         atomics: m.atomics,
+        gb_per_s,
+        peak_fraction: if peak > 0.0 { gb_per_s / peak } else { 0.0 },
     });
     report.lines = costliest_lines(profile, sources, REPORTED_LINES);
     report.limiter = Some(limiter::find(report));
@@ -316,6 +335,7 @@ mod tests {
             schedulers_per_core: 4,
             issue_width: 1,
             max_simdgroups_per_core: 48,
+            threadgroup_wavefront_bytes: 128,
             peaks: Peaks {
                 l1_gb_per_s: 1000.0,
                 l2_gb_per_s: 500.0,
@@ -467,6 +487,30 @@ mod tests {
             l.description,
             "threadgroup memory bank conflicts: 3.1 replays per access (its pipeline 62% busy)"
         );
+    }
+
+    #[test]
+    fn busy_threadgroup_ports_without_replays_are_threadgroup_bandwidth_bound() {
+        // 13.44 M one-wavefront accesses of 128 B in 1 ms: 1720.3 GB/s, 86% of 2000, while
+        // the pipelines are idle and the SIMD-groups wait on the port's queue.
+        let m = MemoryTraffic {
+            threadgroup_accesses: 13_440_000,
+            ..Default::default()
+        };
+        let r = check(&profile(
+            [1000, 1000, 1000, 0],
+            [900_000, 0, 0, 0, 0, 0, 0],
+            m,
+        ));
+        let l = r.limiter.unwrap();
+        assert_eq!(l.kind, "threadgroup_bandwidth");
+        assert_eq!(
+            l.description,
+            "threadgroup memory bandwidth: 86% of peak (1720.3 of 2000.0 GB/s)"
+        );
+        assert_eq!(l.candidates.last().unwrap().kind, "latency");
+        let t = r.memory.threadgroup.unwrap();
+        assert!((t.peak_fraction - 0.86016).abs() < 1e-9);
     }
 
     #[test]

@@ -129,6 +129,7 @@ pub(crate) fn sample_trace() -> Trace {
         schedulers_per_core: 4,
         issue_width: 1,
         max_simdgroups_per_core: 24,
+        threadgroup_wavefront_bytes: 128,
         peaks: Peaks {
             l1_gb_per_s: 100.0,
             l2_gb_per_s: 50.0,

@@ -47,6 +47,10 @@ pub struct ModelInfo {
     pub issue_width: u32,
     /// The most SIMD-groups a core holds (`max_threads_per_core / 32`).
     pub max_simdgroups_per_core: u32,
+    /// Bytes one threadgroup-memory wavefront serves (banks × bank width): what turns the
+    /// wavefronts a run made into threadgroup bandwidth. 0 in traces written before it.
+    #[serde(default)]
+    pub threadgroup_wavefront_bytes: u32,
     /// Peak bandwidths per level.
     pub peaks: Peaks,
 }

@@ -267,6 +267,7 @@ pub fn trace() -> Trace {
             schedulers_per_core: 4,
             issue_width: 1,
             max_simdgroups_per_core: 24,
+            threadgroup_wavefront_bytes: 128,
             peaks: Peaks {
                 l1_gb_per_s: 4000.0,
                 l2_gb_per_s: 1000.0,

@@ -34,6 +34,7 @@ pub(super) fn model_info(gpu: &Gpu) -> ModelInfo {
             2
         },
         max_simdgroups_per_core: gpu.max_threads_per_core / gpu.simd_width.max(1),
+        threadgroup_wavefront_bytes: m.threadgroup_banks * m.threadgroup_bank_bytes,
         peaks: Peaks {
             // `l1` and `l2` figures are per core (its port, its link to L2).
             l1_gb_per_s: gbps(m.l1.bytes_per_cycle * cores),
