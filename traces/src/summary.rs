@@ -160,11 +160,7 @@ pub fn summarize(
     let m = &profile.memory;
     let wavefront_bytes = (m.threadgroup_accesses + m.bank_conflict_replays)
         * u64::from(model.threadgroup_wavefront_bytes);
-    let gb_per_s = if report.time_us > 0.0 {
-        wavefront_bytes as f64 / (report.time_us * 1e3)
-    } else {
-        0.0
-    };
+    let gb_per_s = gb_per_s(wavefront_bytes, report.time_us);
     let peak = model.peaks.threadgroup_gb_per_s;
     report.memory.threadgroup = Some(ThreadgroupMemoryReport {
         accesses: m.threadgroup_accesses,
@@ -176,6 +172,15 @@ pub fn summarize(
     });
     report.lines = costliest_lines(profile, sources, REPORTED_LINES);
     report.limiter = Some(limiter::find(report));
+}
+
+/// `bytes` moved in `time_us` as GB/s (0 without time).
+fn gb_per_s(bytes: u64, time_us: f64) -> f64 {
+    if time_us > 0.0 {
+        bytes as f64 / (time_us * 1e3)
+    } else {
+        0.0
+    }
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -255,11 +260,7 @@ fn levels(profile: &Profile, model: &ModelInfo, time_us: f64) -> Vec<MemoryLevel
     let m = &profile.memory;
     let p = &model.peaks;
     let level = |name: &str, t: &LevelTraffic, peak: f64| {
-        let gb_per_s = if time_us > 0.0 {
-            t.bytes() as f64 / (time_us * 1e3)
-        } else {
-            0.0
-        };
+        let gb_per_s = gb_per_s(t.bytes(), time_us);
         MemoryLevelReport {
             level: name.to_string(),
             read_bytes: t.read_bytes,

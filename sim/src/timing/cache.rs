@@ -140,13 +140,9 @@ impl Cache {
     /// The room a line takes in its set, in `1 / room_sectors` of a way.
     #[inline]
     fn room_of(&self, w: &Way) -> u32 {
+        // With whole lines (`n` = 1) this is 1 or `dirty_ways`.
         let n = self.room_sectors;
-        let dirty = if n == 1 {
-            u32::from(w.dirty != 0)
-        } else {
-            w.dirty.count_ones().min(n)
-        };
-        n + (self.dirty_ways - 1) * dirty
+        n + (self.dirty_ways - 1) * w.dirty.count_ones().min(n)
     }
 
     /// The same cache keeping, per set, only as many dirty sectors held in part (of
