@@ -3,13 +3,15 @@
 //!
 //! Every pass preserves what the simulator computes exactly: the same outputs bit for bit,
 //! the same faults at the same thread, and the same lanes executing each remaining
-//! instruction together. Concretely:
+//! instruction whose result depends on them together. Concretely:
 //! - Nothing that can fault (loads, stores, atomics) or synchronize (barriers) is
 //!   moved past a branch or hoisted out of a loop, nor removed, except a load of
 //!   read-only memory that repeats a dominating one (it cannot fault where that one did
 //!   not, and reads the same bytes); cross-lane operations
 //!   (SIMD-group, quad-group and matrix operations) stay in their block, since their
-//!   result depends on which lanes are active there.
+//!   result depends on which lanes are active there. Pure instructions may move across
+//!   branches (out of loops in `licm`, into the one branch that uses them in `sink`),
+//!   where other lanes run them: what each lane computes does not change.
 //! - Arithmetic is folded only where it is computed exactly as the simulator would
 //!   (see `eval`); float identities that differ on signed zeros or NaNs are not applied.
 //! - The control-flow graph changes only in ways that keep every divergent branch's
@@ -35,6 +37,7 @@ mod rotate;
 mod runtime_unroll;
 mod schedule;
 mod simplify_cfg;
+mod sink;
 mod strength;
 mod uniform;
 mod unroll;
@@ -51,6 +54,7 @@ pub use rotate::{MAX_HEADER, rotate_loops};
 pub use runtime_unroll::unroll_runtime_loops;
 pub use schedule::schedule_loads;
 pub use simplify_cfg::simplify_cfg;
+pub use sink::sink_into_branches;
 pub use strength::reduce_strength;
 pub use unroll::{MAX_TRIPS, MAX_UNROLLED, unroll_loops};
 
@@ -61,7 +65,7 @@ use crate::verify::verify_function;
 pub type Pass = fn(&mut Function) -> usize;
 
 /// Every pass with its name, in the order [`optimize`] first runs them.
-pub const PASSES: [(&str, Pass); 15] = [
+pub const PASSES: [(&str, Pass); 16] = [
     ("simplify_cfg", simplify_cfg),
     ("fold", fold_constants),
     ("copy_prop", propagate_copies),
@@ -74,6 +78,7 @@ pub const PASSES: [(&str, Pass); 15] = [
     ("strength", reduce_strength),
     ("induction", reduce_induction_variables),
     ("rotate", rotate_loops),
+    ("sink", sink_into_branches),
     ("schedule", schedule_loads),
     ("cleanup", cleanup),
     ("optimize", optimize_counted),
@@ -88,8 +93,9 @@ pub fn pass_by_name(name: &str) -> Option<Pass> {
 /// numbering and dead-code elimination to a fixed point, loop-invariant code motion, full
 /// unrolling of small constant loops, unrolling by four of counted loops with a
 /// run-time trip count the SIMD-group agrees on, address folding, strength reduction (of powers of
-/// two and of induction-variable products), loop rotation, with clean-ups in between, and
-/// last the scheduling of loads early in their blocks.
+/// two and of induction-variable products), loop rotation, with clean-ups in between, the
+/// sinking of pure instructions into the branches that use them, and last the scheduling
+/// of loads early in their blocks.
 /// The result passes the verifier when the input does; a function the verifier rejects is
 /// left as it is.
 pub fn optimize(f: &mut Function) {
@@ -115,6 +121,7 @@ fn optimize_counted(f: &mut Function) -> usize {
     n += fold_addresses(f) + reduce_strength(f) + cleanup(f);
     n += hoist_loop_invariants(f) + reduce_induction_variables(f) + cleanup(f);
     n += rotate_loops(f) + cleanup(f);
+    n += sink_into_branches(f);
     n += schedule_loads(f);
     edit::compact_instructions(f);
     n
