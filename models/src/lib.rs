@@ -224,7 +224,7 @@ pub struct Memory {
     /// (brought in by stores that did not write all of it) is read from DRAM to be merged
     /// before it is written: memory whose error-correcting code covers a whole sector
     /// writes only whole sectors (needs `sector_bytes`; caches then track written bytes
-    /// in 8-byte units). Absent: false, a partial sector is written as it is.
+    /// in 4-byte units). Absent: false, a partial sector is written as it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial_sector_read: Option<bool>,
     /// Per-core L1 data cache.
@@ -565,10 +565,10 @@ impl Gpu {
                     "needs memory.sector_bytes",
                 ));
             }
-            if m.line_bytes > 512 {
+            if m.line_bytes > 256 {
                 return Err(invalid(
                     "memory.partial_sector_read",
-                    "needs memory.line_bytes of at most 512 (64 units of 8 bytes)",
+                    "needs memory.line_bytes of at most 256 (64 units of 4 bytes)",
                 ));
             }
         }

@@ -30,6 +30,10 @@ fn for_each_piece(a: &Access, mut f: impl FnMut(u64, u64)) {
     }
 }
 
+/// The most units beyond its first that one lane's piece adds: a 16-byte vector spans
+/// four 4-byte units (the memory system's smallest, `WRITE_UNIT`), and two lines at most.
+const MAX_SPAN: u64 = 3;
+
 /// The distinct cache lines (line numbers) a device access touches, into `out`.
 pub(crate) fn lines(a: &Access, line_shift: u32, out: &mut Vec<u64>) {
     out.clear();
@@ -54,8 +58,8 @@ pub(crate) fn lines(a: &Access, line_shift: u32, out: &mut Vec<u64>) {
                 insert(out, first);
                 previous = Some(first);
             }
-            if last > first {
-                insert(out, first + 1);
+            for k in first + 1..=last.min(first + MAX_SPAN) {
+                insert(out, k);
             }
         }
         return;
@@ -63,7 +67,7 @@ pub(crate) fn lines(a: &Access, line_shift: u32, out: &mut Vec<u64>) {
     for_each_piece(a, |addr, bytes| {
         let first = addr >> line_shift;
         let last = (addr + bytes.max(1) - 1) >> line_shift;
-        for line in first..=last.min(first + 1) {
+        for line in first..=last.min(first + MAX_SPAN) {
             insert(out, line);
         }
     });
@@ -277,6 +281,16 @@ mod tests {
         check(&access(16, |l| 16 * l), 4, 4);
     }
 
+    #[test]
+    fn a_vector_touches_each_of_its_four_byte_units() {
+        // One lane's float4 at byte 16: 4-byte units 4 to 7, each once.
+        let mut a = access(16, |_| 16);
+        a.mask = 1;
+        let mut out = Vec::new();
+        lines(&a, 2, &mut out);
+        assert_eq!(out, [4, 5, 6, 7]);
+    }
+
     proptest::proptest! {
         /// The one-window test answers as its definition, lane by lane: every piece in one
         /// bank word, every word in one aligned window of as many words as banks.
@@ -314,7 +328,7 @@ mod tests {
             for_each_piece(&a, |addr, bytes| {
                 let first = addr >> 6;
                 let last = (addr + bytes - 1) >> 6;
-                for line in first..=last.min(first + 1) {
+                for line in first..=last.min(first + MAX_SPAN) {
                     insert(&mut expect, line);
                 }
             });

@@ -30,12 +30,18 @@ fn wait(q: &mut Queue, now: u64) -> u64 {
     q.serve(now) - now
 }
 
-/// The unit of a device access when the model charges stores per sparsely written sector:
-/// a lane's piece is coalesced into the 8-byte units it touches (at most two, so a
-/// 16-byte vector is whole), and a store writes a sector sparsely when it touches one
-/// unit of it only. A 4-byte store touches its whole unit, so a store to every other
-/// word of a sector is not sparse.
-pub(crate) const WRITE_UNIT: u64 = 8;
+/// The unit of a device access when the model charges stores per sparsely written sector
+/// or reads partly written sectors back: a lane's piece is coalesced into the 4-byte
+/// units it touches (at most four, so a 16-byte vector is whole), and caches track the
+/// units of a line they hold, so that a sector written in all words but one (or in every
+/// other word) is still written in part, as the H100 merges it (probe 9's `never: 8, 7`).
+pub(crate) const WRITE_UNIT: u64 = 4;
+
+/// The piece of a sector by which the store path tells a sparse store
+/// (`memory.store_sector_cycles`): a store writes a sector sparsely when it touches one
+/// 8-byte piece of it only, so that a 4- or 8-byte store per sector is sparse and a
+/// store to every other word of a sector is not (the store costs were measured so).
+const SPARSE_PIECE: u64 = 8;
 
 /// The store path's unit of time (`memory.store_sector_cycles`), a fraction of a cycle so
 /// that fractional costs add up without rounding each store.
@@ -349,31 +355,35 @@ impl MemorySystem {
     /// the model does not resolve.
     fn sparse_sectors(&self, units: &[u64]) -> (u32, u32) {
         let shift = self.sector_shift - self.request_shift;
-        let per_sector = 1u32 << shift;
-        // Units come in lane order, so a sector's units are mostly together: count runs,
-        // merging a sector's later runs by a scan of the few before.
+        // Units to a sparse-store piece, and pieces to a sector (at most 64).
+        let to_piece =
+            (SPARSE_PIECE.trailing_zeros().max(self.request_shift) - self.request_shift).min(shift);
+        let piece_in_sector = (1u64 << (shift - to_piece)) - 1;
+        if piece_in_sector == 0 {
+            return (0, 0);
+        }
+        // Units come in lane order, so a sector's units are mostly together: gather each
+        // sector's pieces, finding a sector by a scan of the few before.
         const MAX: usize = 64;
-        let mut sectors: [(u64, u32); MAX] = [(u64::MAX, 0); MAX];
+        let mut sectors: [(u64, u64); MAX] = [(u64::MAX, 0); MAX];
         let mut n = 0;
         for &u in units {
             let s = u >> shift;
+            let piece = 1u64 << ((u >> to_piece) & piece_in_sector & 63);
             match sectors[..n].iter_mut().rev().find(|e| e.0 == s) {
-                Some(e) => e.1 += 1,
+                Some(e) => e.1 |= piece,
                 None if n < MAX => {
-                    sectors[n] = (s, 1);
+                    sectors[n] = (s, piece);
                     n += 1;
                 }
                 None => {}
             }
         }
-        if per_sector == 1 {
-            return (0, 0);
-        }
         let to_line = self.line_shift - self.sector_shift;
         let mut count = 0;
         let mut lines = [0u64; MAX];
         let mut n_lines = 0;
-        for (s, _) in sectors[..n].iter().filter(|e| e.1 == 1) {
+        for (s, _) in sectors[..n].iter().filter(|e| e.1.count_ones() == 1) {
             count += 1;
             let line = s >> to_line;
             // Sectors come in lane order: a line's sparse sectors are mostly together.
@@ -850,7 +860,7 @@ mod tests {
         let mut gpu = m1_sectors();
         gpu.memory.store_sector_cycles = Some(10.0);
         let mut m = MemorySystem::new(&gpu, 1.0);
-        assert_eq!(m.request_shift(), 3);
+        assert_eq!(m.request_shift(), 2);
         // Units of one line: one line read from DRAM.
         m.load(0, 0, &[0, 1, 5, 15]);
         assert_eq!(m.counters.dram_bytes, 128);
@@ -859,13 +869,16 @@ mod tests {
         // path busy 80 cycles; one that writes two sectors in full costs nothing there,
         // one that writes 2 more in part waits 20 behind the first.
         let l2 = gpu.memory.l2.latency as u64;
-        let partial: Vec<u64> = (0..8).map(|s| 32 + 4 * s).collect();
+        let partial: Vec<u64> = (0..8).map(|s| 64 + 8 * s).collect();
         assert_eq!(m.store(1, 1000, &partial), 1000 + 80 + l2);
         assert_eq!(m.counters.bytes_written[L2], 8 * 32);
-        let full: Vec<u64> = (64..72).collect();
+        let full: Vec<u64> = (128..144).collect();
         m.store(1, 1000, &full);
-        m.store(1, 1000, &[96, 97, 100, 102]);
-        assert_eq!(m.store(1, 1000, &[80, 84]), 1000 + 100 + l2);
+        // Words 0 to 3 of one sector, words 0, 1, 4, 5 of another: several 8-byte pieces
+        // of each, not sparse.
+        m.store(1, 1000, &[192, 193, 194, 195, 200, 201, 204, 205]);
+        // One word of one sector, one 8-byte piece of another: both sparse.
+        assert_eq!(m.store(1, 1000, &[160, 170, 171]), 1000 + 100 + l2);
     }
 
     #[test]
@@ -877,7 +890,7 @@ mod tests {
         let mut m = MemorySystem::new(&gpu, 1.0);
         let l2 = gpu.memory.l2.latency as u64;
         // 8 sparse sectors in 2 lines: 90 cycles on the path.
-        let partial: Vec<u64> = (0..8).map(|s| 32 + 4 * s).collect();
+        let partial: Vec<u64> = (0..8).map(|s| 64 + 8 * s).collect();
         assert_eq!(m.store(1, 1000, &partial), 1000 + 90 + l2);
         assert_eq!(m.take_store_hold(), 0);
         // The path holds two such stores: the third waits until the first has left.
@@ -889,7 +902,7 @@ mod tests {
         // Another core's path is its own; a store without sparse sectors never waits.
         m.store(0, 1000, &partial);
         assert_eq!(m.take_store_hold(), 0);
-        m.store(1, 1000, &(64..72).collect::<Vec<u64>>());
+        m.store(1, 1000, &(128..144).collect::<Vec<u64>>());
         assert_eq!(m.take_store_hold(), 0);
         // Once the first two have left, there is room again.
         m.store(1, 1180, &partial);
@@ -978,21 +991,22 @@ mod tests {
         let merged = |gpu: &Gpu, units: &[u64]| {
             let mut m = MemorySystem::new(gpu, 1.0);
             for l in 0..lines {
-                let u: Vec<u64> = units.iter().map(|u| l * 16 + u).collect();
+                let u: Vec<u64> = units.iter().map(|u| l * 32 + u).collect();
                 m.store(0, l, &u);
             }
             m.counters.merge_read_bytes
         };
-        assert_eq!(merged(&gpu, &[0, 1]), 0);
+        assert_eq!(merged(&gpu, &[0, 1, 2, 3]), 0);
         gpu.memory.l2.partial_lines = Some(sets);
-        let half = merged(&gpu, &[0, 1]);
+        let half = merged(&gpu, &[0, 1, 2, 3]);
         assert!(
             (lines - sets - sets / 8) * 32 <= half && half <= (lines - sets) * 32,
             "{half}"
         );
         // The room is in lines: half of all four sectors of each line merges four
         // sectors a line for as many lines.
-        let all = merged(&gpu, &[0, 1, 4, 5, 8, 9, 12, 13]);
+        let halves: Vec<u64> = (0..32).filter(|u| u % 8 < 4).collect();
+        let all = merged(&gpu, &halves);
         assert_eq!(all, half * 4);
         // 12 lines a set of 16 ways, one sector of each written: taking two ways each
         // they do not fit and some leave; with the extra way per written sector (1.25
@@ -1002,7 +1016,7 @@ mod tests {
         let written = |gpu: &Gpu| {
             let mut m = MemorySystem::new(gpu, 1.0);
             for l in 0..lines * 3 {
-                m.store(0, l, &[l * 16, l * 16 + 1, l * 16 + 2, l * 16 + 3]);
+                m.store(0, l, &(l * 32..l * 32 + 8).collect::<Vec<u64>>());
             }
             m.counters.bytes_written[DRAM]
         };
@@ -1023,7 +1037,7 @@ mod tests {
         let run = |gpu: &Gpu, units: &[u64]| {
             let mut m = MemorySystem::new(gpu, 1.0);
             for line in 0..100u64 {
-                let u: Vec<u64> = units.iter().map(|u| line * 16 + u).collect();
+                let u: Vec<u64> = units.iter().map(|u| line * 32 + u).collect();
                 m.store(0, line * 10, &u);
             }
             (m.counters.merge_read_bytes, m.counters.bytes_written[DRAM])
@@ -1033,18 +1047,25 @@ mod tests {
         assert_eq!(read, 0);
         assert!(written >= 90 * 32, "{written}");
         gpu.memory.partial_sector_read = Some(true);
-        assert_eq!(MemorySystem::new(&gpu, 1.0).request_shift(), 3);
-        // Half of sector 0 (units 0 and 1) and all of sector 1 (units 4 to 7): sector 0
+        assert_eq!(MemorySystem::new(&gpu, 1.0).request_shift(), 2);
+        // Half of sector 0 (units 0 to 3) and all of sector 1 (units 8 to 15): sector 0
         // is read back, sector 1 is not.
-        let (read, written) = run(&gpu, &[0, 1, 4, 5, 6, 7]);
+        let half_and_whole = [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15];
+        let (read, written) = run(&gpu, &half_and_whole);
         let lines = written / 64;
         assert!(lines >= 90, "{written}");
         assert_eq!(read, lines * 32);
         // Whole sectors: nothing to read.
-        assert_eq!(run(&gpu, &[0, 1, 2, 3]).0, 0);
+        assert_eq!(run(&gpu, &(0..8).collect::<Vec<u64>>()).0, 0);
+        // Seven of a sector's eight words, or every other word: written in part, read
+        // back as the H100 reads them (probe 9's `never: 8, 7`).
+        let (read, written) = run(&gpu, &[0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(read, written);
+        let (read, written) = run(&gpu, &[0, 2, 4, 6]);
+        assert_eq!(read, written);
         // The same at the end of a dispatch that writes everything back.
         let mut m = MemorySystem::new(&gpu, 1.0);
-        m.store(0, 0, &[0, 1, 4, 5, 6, 7]);
+        m.store(0, 0, &half_and_whole);
         m.flush(1);
         assert_eq!(m.counters.merge_read_bytes, 32);
         assert_eq!(m.counters.dram_bytes, 64 + 32);
