@@ -132,6 +132,19 @@ impl Cfg {
     pub fn immediate_post_dominator(&self, b: Block) -> Option<Block> {
         self.ipdom[b.index()]
     }
+
+    /// Whether every path from `b` to the exit goes through `pd` (every block
+    /// post-dominates itself).
+    pub fn post_dominates(&self, pd: Block, b: Block) -> bool {
+        let mut cur = Some(b);
+        while let Some(c) = cur {
+            if c == pd {
+                return true;
+            }
+            cur = self.ipdom[c.index()];
+        }
+        false
+    }
 }
 
 fn to_blocks(

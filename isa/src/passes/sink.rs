@@ -86,36 +86,23 @@ fn sink_target(
     i: Inst,
 ) -> Option<Block> {
     let inst = f.inst(i);
-    if matches!(inst.op, Op::Const(_)) || !is_speculatable(inst.op) || inst.results.is_empty() {
+    if matches!(inst.op, Op::Const(_)) || !is_speculatable(inst.op) {
         return None;
     }
     let mut uses = inst
         .results
         .iter()
         .flat_map(|r| use_blocks[r.index()].iter().copied());
-    let first = uses.next()?;
-    let mut target = first;
+    let mut target = uses.next()?;
     for b in uses {
         while !cfg.dominates(target, b) {
             target = cfg.immediate_dominator(target)?;
         }
     }
-    if target == a || post_dominates(cfg, target, a) {
+    if target == a || cfg.post_dominates(target, a) {
         return None;
     }
     Some(target)
-}
-
-/// Whether every path from `b` to the exit goes through `pd`.
-fn post_dominates(cfg: &Cfg, pd: Block, b: Block) -> bool {
-    let mut cur = Some(b);
-    while let Some(c) = cur {
-        if c == pd {
-            return true;
-        }
-        cur = cfg.immediate_post_dominator(c);
-    }
-    false
 }
 
 #[cfg(test)]

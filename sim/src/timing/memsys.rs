@@ -102,6 +102,10 @@ pub(crate) struct MemorySystem {
     request_shift: u32,
     /// log2 of `memory.sector_bytes` (of the line where the model has no sectors).
     sector_shift: u32,
+    /// How the store path finds a unit's [`SPARSE_PIECE`]: log2 of the units to a
+    /// piece, and the mask of a piece's index within its sector (0: a sector is one
+    /// piece, so no store is sparse).
+    sparse_piece: (u32, u64),
     /// The dirty-sector mask of a whole line.
     full_line: u64,
     /// Working space: per line of [`Self::lines`], the sectors the access writes.
@@ -182,17 +186,24 @@ impl MemorySystem {
                 (None, None) => cache,
             }
         };
+        let request_shift = match (m.store_sector_cycles, m.sector_bytes) {
+            (Some(_), _) => WRITE_UNIT.trailing_zeros(),
+            (None, Some(_)) if m.partial_sector_read == Some(true) => WRITE_UNIT.trailing_zeros(),
+            (None, Some(b)) => (b as u64).trailing_zeros(),
+            (None, None) => line.trailing_zeros(),
+        };
+        let sector_shift = m.sector_bytes.map_or(line, |b| b as u64).trailing_zeros();
+        let units_to_sector = sector_shift - request_shift;
+        let units_to_piece =
+            (SPARSE_PIECE.trailing_zeros().max(request_shift) - request_shift).min(units_to_sector);
         MemorySystem {
             line_shift: line.trailing_zeros(),
-            request_shift: match (m.store_sector_cycles, m.sector_bytes) {
-                (Some(_), _) => WRITE_UNIT.trailing_zeros(),
-                (None, Some(_)) if m.partial_sector_read == Some(true) => {
-                    WRITE_UNIT.trailing_zeros()
-                }
-                (None, Some(b)) => (b as u64).trailing_zeros(),
-                (None, None) => line.trailing_zeros(),
-            },
-            sector_shift: m.sector_bytes.map_or(line, |b| b as u64).trailing_zeros(),
+            request_shift,
+            sector_shift,
+            sparse_piece: (
+                units_to_piece,
+                ((1u64 << (units_to_sector - units_to_piece)) - 1) & 63,
+            ),
             // The model checks that a line has 1 to 64 sectors.
             full_line: u64::MAX >> (64 - (line / m.sector_bytes.map_or(line, |b| b as u64))),
             sectors: Vec::with_capacity(64),
@@ -355,10 +366,7 @@ impl MemorySystem {
     /// the model does not resolve.
     fn sparse_sectors(&self, units: &[u64]) -> (u32, u32) {
         let shift = self.sector_shift - self.request_shift;
-        // Units to a sparse-store piece, and pieces to a sector (at most 64).
-        let to_piece =
-            (SPARSE_PIECE.trailing_zeros().max(self.request_shift) - self.request_shift).min(shift);
-        let piece_in_sector = (1u64 << (shift - to_piece)) - 1;
+        let (to_piece, piece_in_sector) = self.sparse_piece;
         if piece_in_sector == 0 {
             return (0, 0);
         }
@@ -369,7 +377,7 @@ impl MemorySystem {
         let mut n = 0;
         for &u in units {
             let s = u >> shift;
-            let piece = 1u64 << ((u >> to_piece) & piece_in_sector & 63);
+            let piece = 1u64 << ((u >> to_piece) & piece_in_sector);
             match sectors[..n].iter_mut().rev().find(|e| e.0 == s) {
                 Some(e) => e.1 |= piece,
                 None if n < MAX => {
