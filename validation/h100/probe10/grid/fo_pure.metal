@@ -1,0 +1,1 @@
+../kernels/fo_pure.metal

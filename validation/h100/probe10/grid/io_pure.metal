@@ -1,0 +1,1 @@
+../kernels/io_pure.metal

@@ -1,0 +1,1 @@
+../../../crosscheck/float_ops.metal

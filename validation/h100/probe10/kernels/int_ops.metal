@@ -1,0 +1,1 @@
+../../../crosscheck/int_ops.metal
