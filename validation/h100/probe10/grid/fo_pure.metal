@@ -1,1 +1,0 @@
-../kernels/fo_pure.metal

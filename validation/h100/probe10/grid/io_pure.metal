@@ -1,1 +1,0 @@
-../kernels/io_pure.metal

@@ -1,1 +1,0 @@
-../../../crosscheck/float_ops.metal

@@ -1,1 +1,0 @@
-../../../crosscheck/int_ops.metal
