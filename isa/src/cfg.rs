@@ -116,14 +116,7 @@ impl Cfg {
     /// Whether `a` dominates `b` (every block dominates itself). Unreachable blocks are
     /// dominated by nothing but themselves.
     pub fn dominates(&self, a: Block, b: Block) -> bool {
-        let mut cur = Some(b);
-        while let Some(c) = cur {
-            if c == a {
-                return true;
-            }
-            cur = self.idom[c.index()];
-        }
-        false
+        on_tree_path(&self.idom, a, b)
     }
 
     /// The immediate post-dominator: the first block every path from `b` to the exit goes
@@ -136,15 +129,20 @@ impl Cfg {
     /// Whether every path from `b` to the exit goes through `pd` (every block
     /// post-dominates itself).
     pub fn post_dominates(&self, pd: Block, b: Block) -> bool {
-        let mut cur = Some(b);
-        while let Some(c) = cur {
-            if c == pd {
-                return true;
-            }
-            cur = self.ipdom[c.index()];
-        }
-        false
+        on_tree_path(&self.ipdom, pd, b)
     }
+}
+
+/// Whether `a` is `b` or one of its ancestors in the tree given by each block's parent.
+fn on_tree_path(parent: &[Option<Block>], a: Block, b: Block) -> bool {
+    let mut cur = Some(b);
+    while let Some(c) = cur {
+        if c == a {
+            return true;
+        }
+        cur = parent[c.index()];
+    }
+    false
 }
 
 fn to_blocks(

@@ -127,12 +127,7 @@ mod tests {
         let f = &mut m.functions[0];
         propagate_copies(f);
         verify_function(f, 0).unwrap();
-        let got: String = f
-            .to_string()
-            .lines()
-            .filter(|l| !l.starts_with("kernel") && *l != "}")
-            .map(|l| format!("{}\n", l.trim()))
-            .collect();
+        let got = crate::passes::body_text(f);
         assert_eq!(got, expect);
     }
 

@@ -134,13 +134,7 @@ mod tests {
         let f = &mut m.functions[0];
         assert_eq!(eliminate_dead_code(f), removed);
         verify_function(f, 0).unwrap();
-        let printed = f.to_string();
-        let body_out = printed
-            .lines()
-            .filter(|l| !l.starts_with("kernel") && !l.starts_with("  param") && *l != "}")
-            .map(|l| format!("{}\n", l.trim()))
-            .collect::<String>();
-        assert_eq!(body_out, expect);
+        assert_eq!(crate::passes::body_text(f), expect);
     }
 
     #[test]

@@ -61,6 +61,17 @@ pub use unroll::{MAX_TRIPS, MAX_UNROLLED, unroll_loops};
 use crate::function::Function;
 use crate::verify::verify_function;
 
+/// A function's text without its header line, kernel parameters and closing brace, each
+/// line trimmed: what the passes' tests compare.
+#[cfg(test)]
+pub(crate) fn body_text(f: &Function) -> String {
+    f.to_string()
+        .lines()
+        .filter(|l| !l.starts_with("kernel") && !l.starts_with("  param") && *l != "}")
+        .map(|l| format!("{}\n", l.trim()))
+        .collect()
+}
+
 /// A pass: transforms a function in place and returns how many changes it made.
 pub type Pass = fn(&mut Function) -> usize;
 

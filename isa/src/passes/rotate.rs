@@ -213,12 +213,7 @@ mod tests {
         assert_eq!(rotate_loops(f), 1);
         crate::passes::simplify_cfg::simplify_cfg(f);
         verify_function(f, 0).unwrap();
-        let got: String = f
-            .to_string()
-            .lines()
-            .filter(|l| !l.starts_with("kernel") && !l.starts_with("  param") && *l != "}")
-            .map(|l| format!("{}\n", l.trim()))
-            .collect();
+        let got = crate::passes::body_text(f);
         assert_eq!(got, expect);
     }
 

@@ -110,6 +110,12 @@ mod tests {
     use super::*;
     use crate::{parse_module, verify_function};
 
+    /// Asserts that the pass leaves `body` as it is.
+    fn assert_unchanged(body: &str) {
+        let want: String = body.lines().map(|l| format!("{}\n", l.trim())).collect();
+        assert_eq!(run(body), want);
+    }
+
     fn run(body: &str) -> String {
         let text = format!(
             "kernel k {{\n  param buffer(0) a device type \"float\" size 4 align 4\n  param buffer(1) b device type \"float\" size 4 align 4\n{body}}}\n"
@@ -118,11 +124,7 @@ mod tests {
         let f = &mut m.functions[0];
         sink_into_branches(f);
         verify_function(f, 0).unwrap();
-        f.to_string()
-            .lines()
-            .filter(|l| !l.starts_with("kernel") && !l.starts_with("  param") && *l != "}")
-            .map(|l| format!("{}\n", l.trim()))
-            .collect()
+        crate::passes::body_text(f)
     }
 
     #[test]
@@ -140,16 +142,12 @@ mod tests {
     fn nothing_moves_into_a_join_a_loop_or_past_a_load() {
         // bb2 post-dominates bb0 (every path runs it); bb1 is a loop; the load stays.
         let body = "bb0:\n v0 = buffer_addr.0\n v1 = sreg.thread_position_in_grid.x\n v2 = const.u32 0\n v3 = ptradd.4 v0, v1\n v4 = ld.device.f32 v3\n v5 = mul.u32 v1, v1\n br bb1(v2)\nbb1(v6:u32):\n v7 = add.u32 v6, v5\n v8 = cmp.lt.u32 v7, v1\n br_if v8, bb1(v7), bb2\nbb2:\n st.device.f32 v3, v4\n ret\n";
-        let got = run(body);
-        let want: String = body.lines().map(|l| format!("{}\n", l.trim())).collect();
-        assert_eq!(got, want);
+        assert_unchanged(body);
     }
 
     #[test]
     fn uses_in_both_arms_keep_an_instruction_where_it_is() {
         let body = "bb0:\n v0 = buffer_addr.0\n v1 = sreg.thread_index_in_simdgroup\n v2 = const.u32 0\n v3 = cmp.eq.u32 v1, v2\n br_if v3, bb1, bb2\nbb1:\n v4 = const.f32 1.0\n st.device.f32 v0, v4\n ret\nbb2:\n v5 = const.f32 2.0\n st.device.f32 v0, v5\n ret\n";
-        let got = run(body);
-        let want: String = body.lines().map(|l| format!("{}\n", l.trim())).collect();
-        assert_eq!(got, want);
+        assert_unchanged(body);
     }
 }

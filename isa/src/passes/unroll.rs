@@ -265,12 +265,7 @@ mod tests {
         verify_function(f, 0).unwrap();
         optimize(f);
         verify_function(f, 0).unwrap();
-        let got: String = f
-            .to_string()
-            .lines()
-            .filter(|l| !l.starts_with("kernel") && !l.starts_with("  param") && *l != "}")
-            .map(|l| format!("{}\n", l.trim()))
-            .collect();
+        let got = crate::passes::body_text(f);
         assert_eq!(got, expect);
     }
 
