@@ -299,6 +299,13 @@ pub struct Gpu {
     /// Absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dispatch_cycles: Option<u32>,
+    /// Whether each group of lanes that reaches the reconvergence point of a divergent
+    /// branch apart runs one instruction there with its own lanes, as NVIDIA GPUs since
+    /// Volta run `BSYNC` once per arriving group: an if that splits a SIMD-group costs
+    /// two such instructions, an issue slot each, and their idle lanes count in the SIMD
+    /// efficiency. Absent or false: lanes reconverge without an instruction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconvergence_instruction: Option<bool>,
     /// Register file per core in bytes.
     pub register_file_bytes: u32,
     /// Threadgroup memory per core in bytes.

@@ -15,7 +15,7 @@ use crate::sanitize::{Pending, Sanitizer, TgShadow, Touch};
 
 mod arith;
 mod wide;
-use crate::simt::{LaneMask, Reconvergence};
+use crate::simt::{Joined, LaneMask, Reconvergence};
 
 /// What an executed instruction did beyond writing its result.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -30,6 +30,8 @@ pub(crate) enum Effect {
         then_: (u32, LaneMask),
         /// The else-edge and its lanes.
         else_: (u32, LaneMask),
+        /// The groups of lanes it brought to a divergent branch's reconvergence point.
+        joined: Joined,
     },
     /// The SIMD-group reached a threadgroup barrier and waits; `released` when its arrival
     /// released the barrier (set by the machine).
@@ -373,7 +375,7 @@ pub(crate) fn execute(
         Kind::Br => {
             let e = &program.edges[a as usize];
             copy_along(regs, program, e, mask);
-            simt.jump(e.target);
+            let joined = simt.jump(e.target);
             return Ok(Executed {
                 pc,
                 class: ins.class,
@@ -381,6 +383,7 @@ pub(crate) fn execute(
                 effect: Effect::Branch {
                     then_: (a, mask),
                     else_: (0, 0),
+                    joined,
                 },
             });
         }
@@ -390,13 +393,13 @@ pub(crate) fn execute(
             let (te, ee) = (&program.edges[b as usize], &program.edges[c as usize]);
             copy_along(regs, program, te, taken);
             copy_along(regs, program, ee, not);
-            if not == 0 {
-                simt.jump(te.target);
+            let joined = if not == 0 {
+                simt.jump(te.target)
             } else if taken == 0 {
-                simt.jump(ee.target);
+                simt.jump(ee.target)
             } else {
-                simt.diverge(dst, (te.target, taken), (ee.target, not));
-            }
+                simt.diverge(dst, (te.target, taken), (ee.target, not))
+            };
             return Ok(Executed {
                 pc,
                 class: ins.class,
@@ -404,6 +407,7 @@ pub(crate) fn execute(
                 effect: Effect::Branch {
                     then_: (b, taken),
                     else_: (c, not),
+                    joined,
                 },
             });
         }

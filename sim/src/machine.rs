@@ -207,12 +207,22 @@ pub(crate) struct Step {
     pub next: Option<u32>,
 }
 
-/// Counts an executed instruction `ex` (with `a`, the access it made, if it reported one).
+/// Counts an executed instruction `ex` (with `a`, the access it made, if it reported one),
+/// and the reconvergence instructions of the lanes it brought to a reconvergence point
+/// where the program runs them ([`Program::join_instructions`]).
 #[inline(always)]
 fn count(c: &mut Counters, program: &Program, ex: &Executed, a: &Access) {
     c.simd_instructions += 1;
     c.thread_instructions += ex.active.count_ones() as u64;
     c.by_class[ex.class as usize] += 1;
+    if let Effect::Branch { joined, .. } = ex.effect
+        && program.join_instructions
+    {
+        // The instructions the groups run as they reach the reconvergence point.
+        c.simd_instructions += joined.groups as u64;
+        c.thread_instructions += joined.lanes as u64;
+        c.by_class[OpClass::Control as usize] += joined.groups as u64;
+    }
     if ex.effect == Effect::Memory && matches!(a.space, Space::Device | Space::Constant) {
         let bytes = a.total_bytes();
         match a.kind {

@@ -237,6 +237,10 @@ pub(crate) struct Program {
     pub template32: Vec<[u32; 32]>,
     /// The 64-bit bank as a new SIMD-group starts.
     pub template64: Vec<[u64; 32]>,
+    /// Whether each group of lanes that reaches a divergent branch's reconvergence point
+    /// apart runs one more instruction there (the model's `reconvergence_instruction`);
+    /// false from [`decode`], set by the caller that knows the GPU.
+    pub join_instructions: bool,
 }
 
 /// Decodes a kernel that passed the ISA verifier; `addresses` gives the addresses of
@@ -271,6 +275,7 @@ pub(crate) fn decode(
             register_use: regalloc::register_use(f, &cfg, uniform_halves),
             template32: Vec::new(),
             template64: Vec::new(),
+            join_instructions: false,
         },
         block_start: vec![EXIT; f.blocks.len()],
         temp_high: slots.count,

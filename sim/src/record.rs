@@ -383,7 +383,7 @@ impl Recorder {
     pub fn finish(&mut self, regs: &Registers, simt: &Reconvergence, ex: &Executed) {
         let mut events = Vec::new();
         match ex.effect {
-            Effect::Branch { then_, else_ } => {
+            Effect::Branch { then_, else_, .. } => {
                 if then_.1 != 0 && else_.1 != 0 {
                     events.push(format!(
                         "diverged: {} lanes to {}, {} to {}",
@@ -485,7 +485,7 @@ impl Recorder {
             return Vec::new();
         }
         match ex.effect {
-            Effect::Branch { then_, else_ } => [then_, else_]
+            Effect::Branch { then_, else_, .. } => [then_, else_]
                 .iter()
                 .filter(|(_, lanes)| *lanes != 0)
                 .filter_map(|(e, _)| self.map.edge_params.get(*e as usize))

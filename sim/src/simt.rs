@@ -9,6 +9,12 @@
 //! than `r` (else first, then on top, so the taken side runs first). A target equal to `r`
 //! needs no entry: its lanes wait in the entry below. Whenever the top reaches its `rpc`
 //! it is popped. Lanes that return leave every entry.
+//!
+//! [`jump`](Reconvergence::jump) and [`diverge`](Reconvergence::diverge) also say which
+//! groups of lanes reached a divergent branch's reconvergence point apart ([`Joined`]):
+//! the lanes of a target equal to `r` as the branch splits, and each pushed entry as it
+//! is popped there. A GPU that runs an instruction for each such arrival (NVIDIA's
+//! `BSYNC`) is charged for them where its model says so.
 
 use crate::program::EXIT;
 
@@ -24,6 +30,24 @@ pub(crate) struct Entry {
     pub rpc: u32,
     /// Its lanes.
     pub mask: LaneMask,
+}
+
+/// The groups of lanes that reached the reconvergence point of a divergent branch
+/// apart, in one step, and their lanes in all.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub(crate) struct Joined {
+    /// Groups that arrived.
+    pub groups: u32,
+    /// Their lanes, summed over the groups.
+    pub lanes: u32,
+}
+
+impl Joined {
+    #[inline(always)]
+    fn add(&mut self, mask: LaneMask) {
+        self.groups += 1;
+        self.lanes += mask.count_ones();
+    }
 }
 
 /// The reconvergence stack.
@@ -75,20 +99,23 @@ impl Reconvergence {
         }
     }
 
-    /// All lanes of the top take a branch to `target`.
+    /// All lanes of the top take a branch to `target`; what arrived at a reconvergence
+    /// point.
     #[inline]
-    pub fn jump(&mut self, target: u32) {
+    pub fn jump(&mut self, target: u32) -> Joined {
         if let Some(e) = self.entries.last_mut() {
             e.pc = target;
         }
-        self.pop_reconverged();
+        self.pop_reconverged()
     }
 
     /// The top's lanes split between `then_` and `else_` (targets with their lanes, both
-    /// non-empty), reconverging at `rpc`.
-    pub fn diverge(&mut self, rpc: u32, then_: (u32, LaneMask), else_: (u32, LaneMask)) {
+    /// non-empty), reconverging at `rpc`; what arrived at a reconvergence point (the
+    /// lanes of a target that is `rpc`).
+    pub fn diverge(&mut self, rpc: u32, then_: (u32, LaneMask), else_: (u32, LaneMask)) -> Joined {
+        let mut joined = Joined::default();
         let Some(top) = self.entries.last_mut() else {
-            return;
+            return joined;
         };
         if top.rpc == rpc {
             self.entries.pop();
@@ -96,7 +123,12 @@ impl Reconvergence {
             top.pc = rpc;
         }
         for (target, mask) in [else_, then_] {
-            if target != rpc && mask != 0 {
+            if mask == 0 {
+                continue;
+            }
+            if target == rpc {
+                joined.add(mask);
+            } else {
                 self.entries.push(Entry {
                     pc: target,
                     rpc,
@@ -104,7 +136,10 @@ impl Reconvergence {
                 });
             }
         }
-        self.pop_reconverged();
+        let popped = self.pop_reconverged();
+        joined.groups += popped.groups;
+        joined.lanes += popped.lanes;
+        joined
     }
 
     /// `lanes` finish: they leave every entry, and emptied entries go.
@@ -116,14 +151,19 @@ impl Reconvergence {
         self.pop_reconverged();
     }
 
-    fn pop_reconverged(&mut self) {
+    /// Pops the entries that reached their reconvergence point: each is a group arriving.
+    #[inline(always)]
+    fn pop_reconverged(&mut self) -> Joined {
+        let mut joined = Joined::default();
         while let Some(e) = self.entries.last() {
             if e.pc == e.rpc {
+                joined.add(e.mask);
                 self.entries.pop();
             } else {
                 break;
             }
         }
+        joined
     }
 }
 
@@ -135,11 +175,15 @@ mod tests {
     fn if_else_runs_then_first_and_reconverges() {
         let mut s = Reconvergence::default();
         s.reset(0b1111);
-        s.diverge(30, (10, 0b0011), (20, 0b1100));
+        assert_eq!(s.diverge(30, (10, 0b0011), (20, 0b1100)), Joined::default());
         assert_eq!(s.top(), Some((10, 0b0011)));
-        s.jump(30);
+        let one_group_of_two = Joined {
+            groups: 1,
+            lanes: 2,
+        };
+        assert_eq!(s.jump(30), one_group_of_two);
         assert_eq!(s.top(), Some((20, 0b1100)));
-        s.jump(30);
+        assert_eq!(s.jump(30), one_group_of_two);
         assert_eq!(s.top(), Some((30, 0b1111)));
         assert_eq!(s.entries().len(), 1);
     }
@@ -149,13 +193,18 @@ mod tests {
         let mut s = Reconvergence::default();
         s.reset(0b111);
         // Header at 5: lanes 0 and 1 stay in the loop (body 6), lane 2 leaves to 9.
-        s.diverge(9, (6, 0b011), (9, 0b100));
+        let one_lane = Joined {
+            groups: 1,
+            lanes: 1,
+        };
+        // Each group leaving reaches the exit apart, the last by a uniform jump.
+        assert_eq!(s.diverge(9, (6, 0b011), (9, 0b100)), one_lane);
         assert_eq!(s.top(), Some((6, 0b011)));
-        s.jump(5);
-        s.diverge(9, (6, 0b001), (9, 0b010));
+        assert_eq!(s.jump(5), Joined::default());
+        assert_eq!(s.diverge(9, (6, 0b001), (9, 0b010)), one_lane);
         assert_eq!(s.entries().len(), 2);
         s.jump(5);
-        s.jump(9);
+        assert_eq!(s.jump(9), one_lane);
         assert_eq!(s.top(), Some((9, 0b111)));
     }
 
@@ -163,7 +212,8 @@ mod tests {
     fn returning_lanes_leave_every_entry() {
         let mut s = Reconvergence::default();
         s.reset(0b11);
-        s.diverge(EXIT, (4, 0b01), (8, 0b10));
+        // Lanes that return reach no reconvergence point.
+        assert_eq!(s.diverge(EXIT, (4, 0b01), (8, 0b10)), Joined::default());
         assert_eq!(s.top(), Some((4, 0b01)));
         s.exit(0b01);
         assert_eq!(s.top(), Some((8, 0b10)));

@@ -169,6 +169,9 @@ pub(crate) struct Scheduler {
     ///
     /// [`next_issue`]: Self::next_issue
     pub idle_until: u64,
+    /// No SIMD-group of it issues before this cycle: the issue slots its last issue took
+    /// beyond its own (the reconvergence instructions a branch brought about).
+    pub busy_until: u64,
 }
 
 impl Scheduler {
@@ -179,6 +182,7 @@ impl Scheduler {
             last: u32::MAX,
             last_pos: 0,
             idle_until: 0,
+            busy_until: 0,
         }
     }
 
@@ -218,7 +222,7 @@ impl Scheduler {
     /// cycles before it need no scan.
     #[inline]
     pub fn pick_first(&mut self, now: u64, policy: SchedulerPolicy) -> Option<usize> {
-        if now < self.idle_until {
+        if now < self.idle_until || now < self.busy_until {
             return None;
         }
         let pos = self.pick(now, policy, false);

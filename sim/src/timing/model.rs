@@ -452,7 +452,7 @@ impl Run<'_> {
                 let event = memory_event(program, m.last_access(), pc, transactions);
                 p.memory(pc, now, event);
             }
-            if let Effect::Branch { then_, else_ } = ex.effect
+            if let Effect::Branch { then_, else_, .. } = ex.effect
                 && then_.1 != 0
                 && else_.1 != 0
             {
@@ -486,7 +486,11 @@ impl Run<'_> {
                     }
                 }
             }
-            Effect::Branch { then_, else_ } => {
+            Effect::Branch {
+                then_,
+                else_,
+                joined,
+            } => {
                 for (e, lanes) in [then_, else_] {
                     if lanes == 0 {
                         continue;
@@ -503,6 +507,34 @@ impl Run<'_> {
                     }
                 }
                 floor = now + self.table.branch.max(1);
+                if program.join_instructions && joined.groups > 0 {
+                    // Each group that reached the reconvergence point runs one more
+                    // control instruction: an issue slot of the scheduler and of the
+                    // control pipeline each, charged with the branch that brought the
+                    // groups there.
+                    let extra = joined.groups as u64;
+                    let sched = &mut core.schedulers[s];
+                    sched.busy_until = now + 1 + extra;
+                    sched.pipe_free[cost.pipe as usize] = now + cost.busy as u64 * (1 + extra);
+                    floor += extra;
+                    if PROFILED
+                        && let Some(p) = &mut self.prof
+                        && let Some(wp) = w.prof.as_deref_mut()
+                    {
+                        let busy = cost.busy as u64;
+                        p.reconverged(
+                            c,
+                            s,
+                            wp,
+                            pc,
+                            joined.groups,
+                            joined.lanes,
+                            cost.pipe,
+                            busy,
+                            now,
+                        );
+                    }
+                }
             }
             Effect::Barrier { released } => {
                 waiting = true;

@@ -511,6 +511,37 @@ impl Profiler {
         self.history[core * self.schedulers + sched].push(pipe as usize, now + 1, now + busy);
     }
 
+    /// Branch `pc`, issued at `now` by SIMD-group `w` on scheduler `sched` of core `core`,
+    /// brought `groups` groups of lanes (`lanes` in all) to a reconvergence point, and the
+    /// model runs an instruction for each: issued in the cycles right after the branch, on
+    /// its pipeline (`pipe`, busy `busy` cycles each), and counted with the branch.
+    #[allow(clippy::too_many_arguments)]
+    pub fn reconverged(
+        &mut self,
+        core: usize,
+        sched: usize,
+        w: &mut WarpProfile,
+        pc: u32,
+        groups: u32,
+        lanes: u32,
+        pipe: u8,
+        busy: u64,
+        now: u64,
+    ) {
+        let groups = groups as u64;
+        w.since = now + 1 + groups;
+        let k = self.bins.at(now);
+        self.bins.issued[k][OpClass::Control as usize] += groups;
+        self.bins.active_lanes[k] += lanes as u64;
+        self.bins.core_issued[k * self.bins.cores + core] += groups;
+        let i = &mut self.insts[pc as usize];
+        i.executions += groups;
+        i.active_lanes += lanes as u64;
+        i.issue_cycles += busy * groups;
+        let end = now + busy * (1 + groups);
+        self.history[core * self.schedulers + sched].push(pipe as usize, now + busy, end);
+    }
+
     /// Instruction `pc`, folded into the addressing of the memory instructions that use
     /// it, ran at `now` with `lanes` active lanes, taking no issue slot.
     pub fn folded(&mut self, w: &mut WarpProfile, pc: u32, lanes: u32, now: u64) {

@@ -8,14 +8,80 @@ use crate::common::*;
 
 /// Runs a one-SIMD-group-per-32-threads kernel writing one u32 per thread to buffer 0.
 fn run_u32(text: &str, n: u32) -> (Vec<u32>, metalsim_sim::Stats) {
-    let l = launch(
+    let out = run_both(&module(text), &launch_u32(n));
+    (as_u32s(&out.buffers[0]), out.stats)
+}
+
+/// The launch of [`run_u32`]: `n` threads, one u32 each in buffer 0.
+fn launch_u32(n: u32) -> metalsim_launch::Launch {
+    launch(
         Grid::Threads([n, 1, 1]),
         [n.min(256), 1, 1],
         vec![buffer(0, "out", Type::U32, zeros(4 * n as usize))],
-    );
-    let out = run_both(&module(text), &l);
-    (as_u32s(&out.buffers[0]), out.stats)
+    )
 }
+
+/// [`run_u32`]'s `n` threads on M1 with `reconvergence_instruction` set, untimed and
+/// timed: both outcomes.
+fn run_with_reconvergence_instructions(text: &str, n: u32) -> [metalsim_sim::RunOutcome; 2] {
+    let mut gpu = m1();
+    gpu.reconvergence_instruction = Some(true);
+    let (m, l) = (module(text), launch_u32(n));
+    [false, true].map(|timing| {
+        let opts = metalsim_sim::RunOptions {
+            timing,
+            ..metalsim_sim::RunOptions::default()
+        };
+        metalsim_sim::run(&m, "k", &l, &gpu, &opts).unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
+/// bb0: 4 instructions with 32 lanes; then (lanes < 10): 2; else (22 lanes): 3; join: 4
+/// with all 32 lanes again.
+const IF_ELSE: &str = r#"kernel k {
+  param buffer(0) out device type "uint" size 4 align 4
+bb0:
+  v0 = sreg.thread_position_in_grid.x
+  v1 = const.u32 10
+  v2 = cmp.lt.u32 v0, v1
+  v3 = add.u32 v0, v1
+  br_if v2, bb1, bb2
+bb1:
+  v4 = mul.u32 v0, v1
+  br bb3(v4)
+bb2:
+  v5 = sub.u32 v0, v1
+  v6 = add.u32 v5, v3
+  br bb3(v6)
+bb3(v7:u32):
+  v8 = buffer_addr.0
+  v9 = ptradd.4 v8, v0
+  st.device.u32 v9, v7
+  ret
+}
+"#;
+
+/// Lane i loops i times; after the loop one store runs once with all lanes.
+const LOOP_EXITS: &str = r#"kernel k {
+  param buffer(0) out device type "uint" size 4 align 4
+bb0:
+  v0 = sreg.thread_position_in_grid.x
+  v1 = const.u32 0
+  v2 = const.u32 1
+  br bb1(v1)
+bb1(v3:u32):
+  v4 = cmp.lt.u32 v3, v0
+  br_if v4, bb2, bb3
+bb2:
+  v5 = add.u32 v3, v2
+  br bb1(v5)
+bb3:
+  v6 = buffer_addr.0
+  v7 = ptradd.4 v6, v0
+  st.device.u32 v7, v3
+  ret
+}
+"#;
 
 #[test]
 fn nested_if_else_gives_per_lane_results() {
@@ -163,31 +229,7 @@ bb5:
 
 #[test]
 fn lanes_reconverge_at_the_immediate_post_dominator() {
-    // bb0: 4 instructions with 32 lanes; then (lanes < 10): 2; else (22 lanes): 3; join: 4
-    // with all 32 lanes again.
-    let text = r#"kernel k {
-  param buffer(0) out device type "uint" size 4 align 4
-bb0:
-  v0 = sreg.thread_position_in_grid.x
-  v1 = const.u32 10
-  v2 = cmp.lt.u32 v0, v1
-  v3 = add.u32 v0, v1
-  br_if v2, bb1, bb2
-bb1:
-  v4 = mul.u32 v0, v1
-  br bb3(v4)
-bb2:
-  v5 = sub.u32 v0, v1
-  v6 = add.u32 v5, v3
-  br bb3(v6)
-bb3(v7:u32):
-  v8 = buffer_addr.0
-  v9 = ptradd.4 v8, v0
-  st.device.u32 v9, v7
-  ret
-}
-"#;
-    let (out, stats) = run_u32(text, 32);
+    let (out, stats) = run_u32(IF_ELSE, 32);
     assert_eq!(stats.simd_instructions, 4 + 2 + 3 + 4);
     assert_eq!(stats.thread_instructions, 4 * 32 + 2 * 10 + 3 * 22 + 4 * 32);
     assert_eq!(out[3], 30);
@@ -204,28 +246,7 @@ bb3(v7:u32):
 
 #[test]
 fn loop_exits_wait_for_the_last_lane_then_run_once() {
-    // Lane i loops i times; after the loop one store runs once with all lanes.
-    let text = r#"kernel k {
-  param buffer(0) out device type "uint" size 4 align 4
-bb0:
-  v0 = sreg.thread_position_in_grid.x
-  v1 = const.u32 0
-  v2 = const.u32 1
-  br bb1(v1)
-bb1(v3:u32):
-  v4 = cmp.lt.u32 v3, v0
-  br_if v4, bb2, bb3
-bb2:
-  v5 = add.u32 v3, v2
-  br bb1(v5)
-bb3:
-  v6 = buffer_addr.0
-  v7 = ptradd.4 v6, v0
-  st.device.u32 v7, v3
-  ret
-}
-"#;
-    let (out, stats) = run_u32(text, 32);
+    let (out, stats) = run_u32(LOOP_EXITS, 32);
     assert_eq!(out, (0..32).collect::<Vec<_>>());
     // bb0: 2 (sreg, br) x 32 lanes. Header: 32 iterations (0..=31), lanes i..31 at
     // iteration i: 2 instructions each. Body: lanes i+1..31 at iteration i (i < 31).
@@ -277,5 +298,57 @@ bb2:
             (x, y) = (y, x);
         }
         assert_eq!(r, a * 1000 + b * 100 + x + c * 10, "thread {t}");
+    }
+}
+
+#[test]
+fn each_group_reaching_the_join_apart_runs_a_reconvergence_instruction_where_the_model_says_so() {
+    // IF_ELSE's two sides (10 and 22 lanes) each run one at bb3: two instructions, 32
+    // lanes, beyond `lanes_reconverge_at_the_immediate_post_dominator`'s counts.
+    let plain = run_both(&module(IF_ELSE), &launch_u32(32)).stats;
+    for o in run_with_reconvergence_instructions(IF_ELSE, 32) {
+        assert_eq!(
+            o.buffers[0],
+            run_both(&module(IF_ELSE), &launch_u32(32)).buffers[0]
+        );
+        assert_eq!(o.stats.simd_instructions, plain.simd_instructions + 2);
+        assert_eq!(o.stats.thread_instructions, plain.thread_instructions + 32);
+        let by_class: std::collections::HashMap<_, _> =
+            o.stats.instructions_by_class.iter().copied().collect();
+        assert_eq!(by_class[&metalsim_isa::OpClass::Control], 4 + 2);
+    }
+}
+
+#[test]
+fn lanes_leaving_a_loop_at_different_iterations_each_run_a_reconvergence_instruction() {
+    // LOOP_EXITS: lane i leaves at iteration i, alone: 32 groups of one lane, the last
+    // one (lane 31) by the branch that no lane stays at.
+    let plain = run_both(&module(LOOP_EXITS), &launch_u32(32)).stats;
+    for o in run_with_reconvergence_instructions(LOOP_EXITS, 32) {
+        assert_eq!(o.stats.simd_instructions, plain.simd_instructions + 32);
+        assert_eq!(o.stats.thread_instructions, plain.thread_instructions + 32);
+    }
+}
+
+#[test]
+fn reconvergence_instructions_take_issue_slots() {
+    let plain = run_timed(&module(IF_ELSE), &launch_u32(32)).stats.cycles;
+    let [_, timed] = run_with_reconvergence_instructions(IF_ELSE, 32);
+    assert!(
+        timed.stats.cycles > plain,
+        "{} cycles with the two reconvergence instructions, {plain} without",
+        timed.stats.cycles
+    );
+}
+
+#[test]
+fn a_branch_every_lane_takes_the_same_way_runs_no_reconvergence_instruction() {
+    // Threads 0..8 all take IF_ELSE's then side; lane 0 alone never enters LOOP_EXITS.
+    for (text, n) in [(IF_ELSE, 8), (LOOP_EXITS, 1)] {
+        let plain = run_both(&module(text), &launch_u32(n)).stats;
+        for o in run_with_reconvergence_instructions(text, n) {
+            assert_eq!(o.stats.simd_instructions, plain.simd_instructions);
+            assert_eq!(o.stats.thread_instructions, plain.thread_instructions);
+        }
     }
 }

@@ -11,12 +11,17 @@ use crate::common::*;
 
 /// Runs `text` with timing and profiling on M1.
 fn profiled(text: &str, l: &Launch) -> (RunOutcome, Profile) {
+    profiled_on(text, l, &m1())
+}
+
+/// Runs `text` with timing and profiling on `gpu`, and checks the profile's books.
+fn profiled_on(text: &str, l: &Launch, gpu: &metalsim_models::Gpu) -> (RunOutcome, Profile) {
     let opts = RunOptions {
         profile: true,
         ..RunOptions::default()
     };
     let mut out =
-        metalsim_sim::run(&module(text), "k", l, &m1(), &opts).unwrap_or_else(|e| panic!("{e}"));
+        metalsim_sim::run(&module(text), "k", l, gpu, &opts).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(out.fault, None);
     let p = out
         .profile
@@ -224,9 +229,8 @@ fn a_vector_add_moves_three_times_four_bytes_per_element() {
     assert_eq!(p.schedulers_per_core, m1().schedulers_per_core);
 }
 
-#[test]
-fn a_lane_parity_branch_runs_each_arm_at_half_efficiency() {
-    let text = r#"file 0 "parity.metal"
+/// Even lanes take bb1, odd lanes bb2; both reconverge at bb3 (source lines 3-10).
+const PARITY: &str = r#"file 0 "parity.metal"
 kernel k {
   param buffer(0) out device type "uint" size 4 align 4
 bb0:
@@ -250,13 +254,16 @@ bb3(v8:u32):
   ret  @10:1
 }
 "#;
+
+#[test]
+fn a_lane_parity_branch_runs_each_arm_at_half_efficiency() {
     let n = 1024u64;
     let l = launch(
         Grid::Threads([n as u32, 1, 1]),
         [128, 1, 1],
         vec![buffer(0, "out", Type::U32, zeros(4 * n as usize))],
     );
-    let (out, p) = profiled(text, &l);
+    let (out, p) = profiled(PARITY, &l);
     let sgs = n / 32;
     let branch = inst(&p, "br_if v4, bb1, bb2");
     assert_eq!((branch.executions, branch.divergent), (sgs, sgs));
@@ -594,4 +601,30 @@ bb0:
         out.stats.simd_instructions
     );
     assert!(!p.threadgroup_spans.is_empty());
+}
+
+#[test]
+fn reconvergence_instructions_are_in_the_profile_with_the_branches_that_bring_them_about() {
+    let n = 1024u64;
+    let l = launch(
+        Grid::Threads([n as u32, 1, 1]),
+        [128, 1, 1],
+        vec![buffer(0, "out", Type::U32, zeros(4 * n as usize))],
+    );
+    let mut gpu = m1();
+    gpu.reconvergence_instruction = Some(true);
+    // `profiled_on` checks the books: the profile's issues, lanes and per-instruction
+    // counts against the run's counters, which count the reconvergence instructions.
+    let (out, p) = profiled_on(PARITY, &l, &gpu);
+    let (plain, _) = profiled(PARITY, &l);
+    let sgs = n / 32;
+    assert_eq!(
+        out.stats.simd_instructions,
+        plain.stats.simd_instructions + 2 * sgs
+    );
+    // Each arm's last branch brings its 16 lanes to bb3: one instruction more each.
+    for arm in ["br bb3(v6)", "br bb3(v7)"] {
+        let i = inst(&p, arm);
+        assert_eq!((i.executions, i.active_lanes), (2 * sgs, 32 * sgs), "{arm}");
+    }
 }
