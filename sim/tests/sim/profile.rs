@@ -255,14 +255,19 @@ bb3(v8:u32):
 }
 "#;
 
-#[test]
-fn a_lane_parity_branch_runs_each_arm_at_half_efficiency() {
-    let n = 1024u64;
-    let l = launch(
+/// [`PARITY`] over `n` threads in threadgroups of 128.
+fn parity_launch(n: u64) -> Launch {
+    launch(
         Grid::Threads([n as u32, 1, 1]),
         [128, 1, 1],
         vec![buffer(0, "out", Type::U32, zeros(4 * n as usize))],
-    );
+    )
+}
+
+#[test]
+fn a_lane_parity_branch_runs_each_arm_at_half_efficiency() {
+    let n = 1024u64;
+    let l = parity_launch(n);
     let (out, p) = profiled(PARITY, &l);
     let sgs = n / 32;
     let branch = inst(&p, "br_if v4, bb1, bb2");
@@ -606,11 +611,7 @@ bb0:
 #[test]
 fn reconvergence_instructions_are_in_the_profile_with_the_branches_that_bring_them_about() {
     let n = 1024u64;
-    let l = launch(
-        Grid::Threads([n as u32, 1, 1]),
-        [128, 1, 1],
-        vec![buffer(0, "out", Type::U32, zeros(4 * n as usize))],
-    );
+    let l = parity_launch(n);
     let mut gpu = m1();
     gpu.reconvergence_instruction = Some(true);
     // `profiled_on` checks the books: the profile's issues, lanes and per-instruction
