@@ -29,6 +29,7 @@ pub const NCU_METRICS: &[(&str, &str)] = &[
         "bank_conflicts",
     ),
     ("smsp__inst_executed.sum", "simd_instructions"),
+    ("launch__registers_per_thread", "registers_per_thread"),
 ];
 
 /// The tools found on `PATH`.
@@ -192,6 +193,7 @@ pub fn parse_ncu_csv(text: &str) -> Result<Counters, String> {
             "l2_hit_rate" => &mut c.l2_hit_rate,
             "simd_efficiency" => &mut c.simd_efficiency,
             "bank_conflicts" => &mut c.bank_conflicts,
+            "registers_per_thread" => &mut c.registers_per_thread,
             _ => &mut c.simd_instructions,
         };
         // Nsight Compute's percentages can overshoot 100 by rounding (an L2 hit rate of
@@ -199,6 +201,7 @@ pub fn parse_ncu_csv(text: &str) -> Result<Counters, String> {
         *slot = Some(match *field {
             "achieved_occupancy" | "l2_hit_rate" => (x / 100.0).min(1.0),
             "simd_efficiency" => (x / 32.0).min(1.0),
+            "registers_per_thread" => x,
             _ => x * byte_scale(unit),
         });
     }
@@ -239,6 +242,7 @@ mod tests {
 "0","1","kernel","h","ms_kernel_copy","1","7","(256, 1, 1)","(4096, 1, 1)","0","9.0","Command line profiler metrics","lts__t_sector_hit_rate.pct","%","100.37"
 "0","1","kernel","h","ms_kernel_copy","1","7","(256, 1, 1)","(4096, 1, 1)","0","9.0","Command line profiler metrics","sm__warps_active.avg.pct_of_peak_sustained_active","%","80"
 "0","1","kernel","h","ms_kernel_copy","1","7","(256, 1, 1)","(4096, 1, 1)","0","9.0","Command line profiler metrics","smsp__thread_inst_executed_per_inst_executed.ratio","","32"
+"0","1","kernel","h","ms_kernel_copy","1","7","(256, 1, 1)","(4096, 1, 1)","0","9.0","Command line profiler metrics","launch__registers_per_thread","register/thread","18"
 "#;
         let c = parse_ncu_csv(csv).unwrap();
         assert_eq!(c.dram_bytes_read, Some(4_194_304.0));
@@ -248,6 +252,7 @@ mod tests {
         assert_eq!(c.achieved_occupancy, Some(0.8));
         assert_eq!(c.simd_efficiency, Some(1.0));
         assert_eq!(c.bank_conflicts, None);
+        assert_eq!(c.registers_per_thread, Some(18.0));
     }
 
     #[test]

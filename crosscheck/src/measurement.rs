@@ -92,6 +92,10 @@ pub struct Counters {
     /// Kernel duration under the profiler, microseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profiler_duration_us: Option<f64>,
+    /// Registers per thread of the program that ran, as its compiler allocated them
+    /// (they bound occupancy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registers_per_thread: Option<f64>,
 }
 
 impl Counters {
@@ -153,6 +157,7 @@ impl MeasurementFile {
                 ("bank_conflicts", c.bank_conflicts, None),
                 ("simd_instructions", c.simd_instructions, None),
                 ("profiler_duration_us", c.profiler_duration_us, None),
+                ("registers_per_thread", c.registers_per_thread, None),
             ] {
                 if let Some(x) = value
                     && (!x.is_finite() || x < 0.0 || max.is_some_and(|m| x > m * 1.0001))

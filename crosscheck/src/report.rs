@@ -20,6 +20,8 @@ pub struct SimCounters {
     pub bank_conflicts: Option<f64>,
     /// SIMD-group instructions (of the ISA).
     pub simd_instructions: Option<f64>,
+    /// Registers per thread, as the simulator counts them for occupancy.
+    pub registers_per_thread: Option<f64>,
 }
 
 /// One kernel of the cross-check.
@@ -160,6 +162,10 @@ fn percent(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
+fn registers(x: f64) -> String {
+    format!("{x:.0}")
+}
+
 fn megabytes(x: f64) -> String {
     format!("{:.1}", x / 1e6)
 }
@@ -184,8 +190,8 @@ pub fn table(rows: &[Row], device: &str, model: &str) -> String {
          `measured / simulated`; – where one side has none.\n\n\
          SIMD eff. (ISA): the measured idle lane slots over the simulated instructions\n\
          (docs/validation.md).\n\n\
-         | kernel | outputs | measured µs | simulated µs | error | profiler µs | occupancy | DRAM MB | L2 hit | SIMD eff. | SIMD eff. (ISA) | bank conflicts | SIMD-group insts |\n\
-         |---|---|---:|---:|---:|---:|---|---|---|---|---|---|---|\n"
+         | kernel | outputs | measured µs | simulated µs | error | profiler µs | occupancy | registers | DRAM MB | L2 hit | SIMD eff. | SIMD eff. (ISA) | bank conflicts | SIMD-group insts |\n\
+         |---|---|---:|---:|---:|---:|---|---|---|---|---|---|---|---|\n"
     );
     for r in rows {
         let outputs = match r.outputs_match {
@@ -205,13 +211,14 @@ pub fn table(rows: &[Row], device: &str, model: &str) -> String {
         let m = &r.measured;
         let x = &r.simulated;
         s += &format!(
-            "| {} | {outputs} | {:.2} | {sim} | {err} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {outputs} | {:.2} | {sim} | {err} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             r.name,
             r.measured_us,
             m.profiler_duration_us
                 .map(|d| format!("{d:.2}"))
                 .unwrap_or_else(|| "–".into()),
             pair(m.achieved_occupancy, x.achieved_occupancy, percent),
+            pair(m.registers_per_thread, x.registers_per_thread, registers),
             pair(m.dram_bytes(), x.dram_bytes, megabytes),
             pair(m.l2_hit_rate, x.l2_hit_rate, percent),
             pair(m.simd_efficiency, x.simd_efficiency, percent),
@@ -335,7 +342,10 @@ mod tests {
         let mut failed = row("broken", 4.0, None);
         failed.simulation_error = Some("kernel fault".into());
         failed.outputs_match = None;
-        let t = table(&[row("copy", 10.0, Some(12.5)), failed], "GPU", "m1");
+        let mut copy = row("copy", 10.0, Some(12.5));
+        copy.measured.registers_per_thread = Some(40.0);
+        copy.simulated.registers_per_thread = Some(16.0);
+        let t = table(&[copy, failed], "GPU", "m1");
         insta::assert_snapshot!(t);
     }
 }

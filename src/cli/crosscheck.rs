@@ -91,6 +91,7 @@ impl Backend for Cli {
                     .then(|| s.thread_instructions as f64 / (32.0 * s.simd_instructions as f64)),
                 bank_conflicts: t.map(|t| t.bank_conflict_replays as f64),
                 simd_instructions: Some(s.simd_instructions as f64),
+                registers_per_thread: t.map(|t| t.occupancy.registers_per_thread),
             },
         })
     }
