@@ -128,6 +128,15 @@ fn a_hand_written_file_gives_the_comparison_table() {
         rows[0]["measured"]["dram_bytes_read"],
         serde_json::json!(16384.0)
     );
+    assert_eq!(
+        rows[0]["measured"]["registers_per_thread"],
+        serde_json::json!(18.0)
+    );
+    assert!(
+        results.table.contains("| 18 / – |"),
+        "the registers column: {}",
+        results.table
+    );
     for f in ["table.md", "scatter.png", "scatter.svg"] {
         assert!(dir.join("out").join(f).is_file(), "{f} not written");
     }
