@@ -162,10 +162,6 @@ fn percent(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
-fn registers(x: f64) -> String {
-    format!("{x:.0}")
-}
-
 fn megabytes(x: f64) -> String {
     format!("{:.1}", x / 1e6)
 }
@@ -218,7 +214,7 @@ pub fn table(rows: &[Row], device: &str, model: &str) -> String {
                 .map(|d| format!("{d:.2}"))
                 .unwrap_or_else(|| "–".into()),
             pair(m.achieved_occupancy, x.achieved_occupancy, percent),
-            pair(m.registers_per_thread, x.registers_per_thread, registers),
+            pair(m.registers_per_thread, x.registers_per_thread, count),
             pair(m.dram_bytes(), x.dram_bytes, megabytes),
             pair(m.l2_hit_rate, x.l2_hit_rate, percent),
             pair(m.simd_efficiency, x.simd_efficiency, percent),

@@ -106,7 +106,9 @@ impl Reconvergence {
         if let Some(e) = self.entries.last_mut() {
             e.pc = target;
         }
-        self.pop_reconverged()
+        let mut joined = Joined::default();
+        self.pop_reconverged(&mut joined);
+        joined
     }
 
     /// The top's lanes split between `then_` and `else_` (targets with their lanes, both
@@ -136,9 +138,7 @@ impl Reconvergence {
                 });
             }
         }
-        let popped = self.pop_reconverged();
-        joined.groups += popped.groups;
-        joined.lanes += popped.lanes;
+        self.pop_reconverged(&mut joined);
         joined
     }
 
@@ -148,13 +148,14 @@ impl Reconvergence {
             e.mask &= !lanes;
         }
         self.entries.retain(|e| e.mask != 0);
-        self.pop_reconverged();
+        // Lanes that finish reach no reconvergence point.
+        self.pop_reconverged(&mut Joined::default());
     }
 
-    /// Pops the entries that reached their reconvergence point: each is a group arriving.
+    /// Pops the entries that reached their reconvergence point, each a group arriving
+    /// there, into `joined`.
     #[inline(always)]
-    fn pop_reconverged(&mut self) -> Joined {
-        let mut joined = Joined::default();
+    fn pop_reconverged(&mut self, joined: &mut Joined) {
         while let Some(e) = self.entries.last() {
             if e.pc == e.rpc {
                 joined.add(e.mask);
@@ -163,7 +164,6 @@ impl Reconvergence {
                 break;
             }
         }
-        joined
     }
 }
 

@@ -512,16 +512,15 @@ impl Run<'_> {
                     // control instruction: an issue slot of the scheduler and of the
                     // control pipeline each, charged with the branch that brought the
                     // groups there.
-                    let extra = joined.groups as u64;
+                    let (extra, busy) = (joined.groups as u64, cost.busy as u64);
                     let sched = &mut core.schedulers[s];
                     sched.busy_until = now + 1 + extra;
-                    sched.pipe_free[cost.pipe as usize] = now + cost.busy as u64 * (1 + extra);
+                    sched.pipe_free[cost.pipe as usize] = now + busy * (1 + extra);
                     floor += extra;
                     if PROFILED
                         && let Some(p) = &mut self.prof
                         && let Some(wp) = w.prof.as_deref_mut()
                     {
-                        let busy = cost.busy as u64;
                         p.reconverged(
                             c,
                             s,

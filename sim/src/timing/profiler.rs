@@ -500,15 +500,32 @@ impl Profiler {
         w.since = now + 1;
         w.last_pc = pc as u32;
         w.barrier = 0;
-        let k = self.bins.at(now);
-        self.bins.issued[k][class as usize] += 1;
-        self.bins.active_lanes[k] += lanes as u64;
-        self.bins.core_issued[k * self.bins.cores + core] += 1;
-        let i = &mut self.insts[pc];
-        i.executions += 1;
-        i.active_lanes += lanes as u64;
-        i.issue_cycles += busy;
+        self.count_issues(core, pc, class, 1, lanes, busy, now);
         self.history[core * self.schedulers + sched].push(pipe as usize, now + 1, now + busy);
+    }
+
+    /// Counts `n` issues of instruction `pc` (class `class`, `lanes` active lanes in all,
+    /// `busy` pipeline cycles each) by core `core` at `now`, in its bin and its record.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn count_issues(
+        &mut self,
+        core: usize,
+        pc: usize,
+        class: OpClass,
+        n: u64,
+        lanes: u32,
+        busy: u64,
+        now: u64,
+    ) {
+        let k = self.bins.at(now);
+        self.bins.issued[k][class as usize] += n;
+        self.bins.active_lanes[k] += lanes as u64;
+        self.bins.core_issued[k * self.bins.cores + core] += n;
+        let i = &mut self.insts[pc];
+        i.executions += n;
+        i.active_lanes += lanes as u64;
+        i.issue_cycles += busy * n;
     }
 
     /// Branch `pc`, issued at `now` by SIMD-group `w` on scheduler `sched` of core `core`,
@@ -530,14 +547,15 @@ impl Profiler {
     ) {
         let groups = groups as u64;
         w.since = now + 1 + groups;
-        let k = self.bins.at(now);
-        self.bins.issued[k][OpClass::Control as usize] += groups;
-        self.bins.active_lanes[k] += lanes as u64;
-        self.bins.core_issued[k * self.bins.cores + core] += groups;
-        let i = &mut self.insts[pc as usize];
-        i.executions += groups;
-        i.active_lanes += lanes as u64;
-        i.issue_cycles += busy * groups;
+        self.count_issues(
+            core,
+            pc as usize,
+            OpClass::Control,
+            groups,
+            lanes,
+            busy,
+            now,
+        );
         let end = now + busy * (1 + groups);
         self.history[core * self.schedulers + sched].push(pipe as usize, now + busy, end);
     }

@@ -50,17 +50,26 @@ pub fn with_tg_memory(mut l: Launch, tg: &[(u32, u32)]) -> Launch {
 
 /// Runs functionally only.
 pub fn run_functional(m: &Module, l: &Launch) -> RunOutcome {
-    let opts = RunOptions {
-        timing: false,
-        max_instructions: None,
-        ..RunOptions::default()
-    };
-    metalsim_sim::run(m, "k", l, &m1(), &opts).unwrap_or_else(|e| panic!("{e}"))
+    run_on(m, l, &m1(), false)
 }
 
 /// Runs with timing.
 pub fn run_timed(m: &Module, l: &Launch) -> RunOutcome {
-    metalsim_sim::run(m, "k", l, &m1(), &RunOptions::default()).unwrap_or_else(|e| panic!("{e}"))
+    run_on(m, l, &m1(), true)
+}
+
+/// Runs kernel `k` on `gpu`, timed or functionally only (then with no instruction budget).
+pub fn run_on(m: &Module, l: &Launch, gpu: &Gpu, timing: bool) -> RunOutcome {
+    let opts = RunOptions {
+        timing,
+        max_instructions: if timing {
+            RunOptions::default().max_instructions
+        } else {
+            None
+        },
+        ..RunOptions::default()
+    };
+    metalsim_sim::run(m, "k", l, gpu, &opts).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Runs both ways, checks the buffers agree, no fault happened and both runs found the

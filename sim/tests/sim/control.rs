@@ -27,13 +27,7 @@ fn run_with_reconvergence_instructions(text: &str, n: u32) -> [metalsim_sim::Run
     let mut gpu = m1();
     gpu.reconvergence_instruction = Some(true);
     let (m, l) = (module(text), launch_u32(n));
-    [false, true].map(|timing| {
-        let opts = metalsim_sim::RunOptions {
-            timing,
-            ..metalsim_sim::RunOptions::default()
-        };
-        metalsim_sim::run(&m, "k", &l, &gpu, &opts).unwrap_or_else(|e| panic!("{e}"))
-    })
+    [false, true].map(|timing| run_on(&m, &l, &gpu, timing))
 }
 
 /// bb0: 4 instructions with 32 lanes; then (lanes < 10): 2; else (22 lanes): 3; join: 4
