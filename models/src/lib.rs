@@ -172,6 +172,12 @@ pub struct Dram {
     /// does not depend on the load (only the bandwidth queue's backlog adds to it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loaded_latency: Option<Vec<[f64; 2]>>,
+    /// Loaded latency while half the traffic is writes (a copy), as `loaded_latency`'s
+    /// points (needs it): where DRAM's recent traffic is a share `w` written, the added
+    /// cycles move from `loaded_latency`'s towards these by `min(1, 2w)`. Absent: writes
+    /// load DRAM as reads do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded_latency_mixed: Option<Vec<[f64; 2]>>,
 }
 
 /// The memory hierarchy.
@@ -294,6 +300,12 @@ pub struct Gpu {
     /// far apart. Absent: threadgroups start as soon as they fit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threadgroup_launch_cycles: Option<u32>,
+    /// Cycles a core takes per SIMD-group to launch a threadgroup: a threadgroup of `n`
+    /// SIMD-groups starts `n` times this after its launch begins, and occupies the
+    /// launcher at least that long (`threadgroup_launch_cycles` is the least). Absent:
+    /// a threadgroup starts as its launch begins.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simdgroup_launch_cycles: Option<u32>,
     /// Cycles a dispatch takes beyond its threadgroups' work: the GPU's front end
     /// starting it and reporting it done, as a host's timer around one dispatch sees.
     /// Absent: none.
@@ -579,17 +591,30 @@ impl Gpu {
                 ));
             }
         }
-        if let Some(points) = &m.dram.loaded_latency {
+        for (name, curve) in [
+            ("memory.dram.loaded_latency", &m.dram.loaded_latency),
+            (
+                "memory.dram.loaded_latency_mixed",
+                &m.dram.loaded_latency_mixed,
+            ),
+        ] {
+            let Some(points) = curve else { continue };
             let finite = points
                 .iter()
                 .all(|p| p[0] >= 0.0 && p[1] >= 0.0 && p[0].is_finite() && p[1].is_finite());
             let ascending = points.windows(2).all(|w| w[0][0] < w[1][0]);
             if points.is_empty() || !finite || !ascending {
                 return Err(invalid(
-                    "memory.dram.loaded_latency",
+                    name,
                     "must be [GB/s, cycles] points, non-negative, in ascending GB/s",
                 ));
             }
+        }
+        if m.dram.loaded_latency_mixed.is_some() && m.dram.loaded_latency.is_none() {
+            return Err(invalid(
+                "memory.dram.loaded_latency_mixed",
+                "needs memory.dram.loaded_latency",
+            ));
         }
         if !m.threadgroup_bank_bytes.is_power_of_two() {
             return Err(invalid(
@@ -926,6 +951,23 @@ mod tests {
             )
         });
         assert!(e.contains("memory.dram.loaded_latency"), "{e}");
+        let e = error_of(|t| {
+            t.replace(
+                "efficiency = 0.86",
+                "efficiency = 0.86\nloaded_latency_mixed = [[10.0, 5.0]]",
+            )
+        });
+        assert!(
+            e.contains("loaded_latency_mixed") && e.contains("needs memory.dram.loaded_latency"),
+            "{e}"
+        );
+        let e = error_of(|t| {
+            t.replace(
+                "efficiency = 0.86",
+                "efficiency = 0.86\nloaded_latency = [[10.0, 5.0]]\nloaded_latency_mixed = [[10.0, -5.0]]",
+            )
+        });
+        assert!(e.contains("memory.dram.loaded_latency_mixed"), "{e}");
         let e = error_of(|t| t.replace("[memory.l1]", "store_sector_cycles = 2.0\n\n[memory.l1]"));
         assert!(e.contains("needs memory.sector_bytes"), "{e}");
         for field in ["store_line_cycles = 2.0", "store_queue = 4"] {

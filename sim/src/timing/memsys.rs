@@ -144,7 +144,8 @@ pub(crate) struct MemorySystem {
     l2_latency: u64,
     slc_latency: u64,
     dram_latency: u64,
-    /// DRAM latency growing with its throughput (`memory.dram.loaded_latency`).
+    /// DRAM latency growing with its throughput and its written share
+    /// (`memory.dram.loaded_latency`, `memory.dram.loaded_latency_mixed`).
     dram_load: Option<LoadedLatency>,
     /// Cycles a dispatch takes beyond its work (`dispatch_cycles`).
     dispatch_cycles: u64,
@@ -250,10 +251,20 @@ impl MemorySystem {
             slc_latency: m.slc.latency as u64,
             dram_latency: m.dram.latency as u64,
             dram_load: m.dram.loaded_latency.as_ref().map(|points| {
-                let per_cycle = 1e9 / (gpu.clock_mhz * 1e6);
-                let points = points.iter().map(|p| (p[0] * per_cycle, p[1])).collect();
+                let gb_s_to_bytes_per_cycle = 1e9 / (gpu.clock_mhz * 1e6);
+                let curve = |points: &[[f64; 2]]| -> Vec<(f64, f64)> {
+                    points
+                        .iter()
+                        .map(|p| (p[0] * gb_s_to_bytes_per_cycle, p[1]))
+                        .collect()
+                };
+                let mixed = m
+                    .dram
+                    .loaded_latency_mixed
+                    .as_deref()
+                    .map_or(Vec::new(), curve);
                 // Averaged over one unloaded latency: the requests in flight together.
-                LoadedLatency::new(points, line, m.dram.latency as f64)
+                LoadedLatency::new(curve(points), mixed, line, m.dram.latency as f64)
             }),
             dispatch_cycles: gpu.dispatch_cycles.unwrap_or(0) as u64,
             atomic_busy: vec![(u64::MAX, 0); ATOMIC_SLOTS],
@@ -716,11 +727,11 @@ impl MemorySystem {
             let partial = self.unmerged(dirty, held);
             self.dram
                 .serve_n(now, dirty.count_ones() + partial.count_ones());
-            if let Some(l) = &mut self.dram_load {
-                l.record(now);
-            }
             let bytes = self.sector_bytes(dirty);
             let merged = self.sector_bytes(partial);
+            if let Some(l) = &mut self.dram_load {
+                l.record(now, merged, bytes);
+            }
             self.counters.dram_bytes += bytes + merged;
             self.counters.bytes_written[DRAM] += bytes;
             self.counters.merge_read_bytes += merged;

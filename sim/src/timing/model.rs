@@ -5,7 +5,9 @@
 //!   that can take it (ties: the lowest core id); later, a core that retires a
 //!   threadgroup takes the next ones while they fit. Threads, registers, threadgroup
 //!   memory and threadgroups per core limit residency. Where the model sets
-//!   `threadgroup_launch_cycles`, a core starts its threadgroups that far apart.
+//!   `threadgroup_launch_cycles`, a core starts its threadgroups that far apart; where it
+//!   sets `simdgroup_launch_cycles`, a threadgroup starts that many cycles per
+//!   SIMD-group after its launch begins, and the launcher is busy at least as long.
 //! - **Schedulers** ([`core`](super::core)): each core has `schedulers_per_core`; each
 //!   issues at most one instruction per cycle (two on different dual-issue pipelines
 //!   where the model has them) from a SIMD-group whose operands are ready (the
@@ -92,6 +94,9 @@ struct Run<'p> {
     addresses: Vec<(u64, u32)>,
     /// Cycles a core takes to launch one threadgroup (`threadgroup_launch_cycles`).
     launch_cycles: u64,
+    /// Cycles a core takes per SIMD-group of a threadgroup it launches
+    /// (`simdgroup_launch_cycles`).
+    simdgroup_launch_cycles: u64,
     /// Per core, the cycle its threadgroup launcher is next free.
     launch_free: Vec<u64>,
     /// The profile's counters, when profiling.
@@ -141,6 +146,7 @@ impl Timing for Model<'_> {
             scratch2: Vec::with_capacity(256),
             addresses: Vec::with_capacity(32),
             launch_cycles: gpu.threadgroup_launch_cycles.unwrap_or(0) as u64,
+            simdgroup_launch_cycles: gpu.simdgroup_launch_cycles.unwrap_or(0) as u64,
             launch_free: vec![0; gpu.cores.max(1) as usize],
             prof: self.profile.map(|_| {
                 Box::new(Profiler::new(
@@ -281,9 +287,12 @@ impl Run<'_> {
         let cost: GroupCost = self.residency.cost(shape.threads, self.tg_bytes);
         let n = m.group(id).simdgroups.len();
         let slots = self.program.slots;
-        // The core launches its threadgroups one after another.
-        let ready = now.max(self.launch_free[c]);
-        self.launch_free[c] = ready + self.launch_cycles;
+        // The core launches its threadgroups one after another; a threadgroup's
+        // SIMD-groups start once its launch is over.
+        let begins = now.max(self.launch_free[c]);
+        let takes = self.simdgroup_launch_cycles * n as u64;
+        self.launch_free[c] = begins + self.launch_cycles.max(takes);
+        let ready = begins + takes;
         let span = match &mut self.prof {
             Some(p) => p.admit(shape.pos, c, now),
             None => usize::MAX,

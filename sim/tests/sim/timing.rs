@@ -489,6 +489,36 @@ fn a_core_launches_its_threadgroups_one_after_another() {
     assert!((2700..=3000).contains(&extra), "{free} -> {launched}");
 }
 
+#[test]
+fn a_threadgroup_starts_after_launching_each_of_its_simdgroups() {
+    // One threadgroup per core: it starts its SIMD-groups' launches later, so the
+    // dispatch ends that much later, in proportion to its SIMD-groups.
+    let mut gpu = m1();
+    let text = fma_chain(32);
+    let extra = |gpu: &mut Gpu, simdgroups: u32| {
+        let l = grid(gpu.cores * 32 * simdgroups, 32 * simdgroups);
+        gpu.simdgroup_launch_cycles = None;
+        let free = timed(gpu, &text, &l).stats.cycles;
+        gpu.simdgroup_launch_cycles = Some(100);
+        timed(gpu, &text, &l).stats.cycles - free
+    };
+    assert_eq!(extra(&mut gpu, 4), 400);
+    assert_eq!(extra(&mut gpu, 8), 800);
+    // Two threadgroups of 8 per core: the second's launch waits for the first's (800
+    // cycles, more than `threadgroup_launch_cycles`), then takes its own, so it starts
+    // at 1,600 where it started at 300.
+    gpu.threadgroup_launch_cycles = Some(300);
+    gpu.simdgroup_launch_cycles = None;
+    let l = grid(gpu.cores * 512, 256);
+    let free = timed(&gpu, &text, &l).stats.cycles;
+    gpu.simdgroup_launch_cycles = Some(100);
+    let launched = timed(&gpu, &text, &l).stats.cycles;
+    assert!(
+        (1200..=1400).contains(&(launched - free)),
+        "{free} -> {launched}"
+    );
+}
+
 /// Every lane adds to `out[index]`; `index` is the lane or 0.
 fn atomics(same: bool) -> String {
     let index = if same { "v3" } else { "v1" };
