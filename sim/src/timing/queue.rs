@@ -64,7 +64,7 @@ pub(crate) struct LoadedLatency {
     /// The same with half the traffic written; empty: writes count as reads.
     mixed: Vec<(f64, f64)>,
     /// Bytes each read request moves.
-    bytes: f64,
+    bytes: u64,
     /// The averaging time constant in cycles.
     window: f64,
     /// Bytes moved recently, decayed to `last`.
@@ -88,7 +88,7 @@ impl LoadedLatency {
         LoadedLatency {
             points,
             mixed,
-            bytes: bytes as f64,
+            bytes,
             window: window.max(1.0),
             recent: 0.0,
             recent_written: 0.0,
@@ -115,7 +115,7 @@ impl LoadedLatency {
     /// so far.
     #[inline]
     pub fn request(&mut self, t: u64) -> u64 {
-        self.record(t, self.bytes as u64, 0);
+        self.record(t, self.bytes, 0);
         let rate = self.recent / self.window;
         let read = extra(&self.points, rate);
         if self.mixed.is_empty() || self.recent_written <= 0.0 {
