@@ -238,20 +238,22 @@ pub(crate) struct Program {
     /// The 64-bit bank as a new SIMD-group starts.
     pub template64: Vec<[u64; 32]>,
     /// Whether each group of lanes that reaches a divergent branch's reconvergence point
-    /// apart runs one more instruction there (the model's `reconvergence_instruction`);
-    /// false from [`decode`], set by the caller that knows the GPU.
+    /// apart runs one more instruction there (the model's `reconvergence_instruction`).
     pub join_instructions: bool,
 }
 
 /// Decodes a kernel that passed the ISA verifier; `addresses` gives the addresses of
 /// buffers, threadgroup memory, thread memory and data objects, `math` the variant of the
 /// math functions that do not ask for the precise one, `uniform_halves` the size of the
-/// GPU's uniform register file in 16-bit halves (for the registers per thread).
+/// GPU's uniform register file in 16-bit halves (for the registers per thread), and
+/// `join_instructions` whether lanes run an instruction as they reconverge
+/// ([`Program::join_instructions`]).
 pub(crate) fn decode(
     f: &Function,
     addresses: &AddressMap,
     math: Precision,
     uniform_halves: u32,
+    join_instructions: bool,
 ) -> Program {
     let cfg = Cfg::new(f);
     let slots = regalloc::assign(f, &cfg);
@@ -275,7 +277,7 @@ pub(crate) fn decode(
             register_use: regalloc::register_use(f, &cfg, uniform_halves),
             template32: Vec::new(),
             template64: Vec::new(),
-            join_instructions: false,
+            join_instructions,
         },
         block_start: vec![EXIT; f.blocks.len()],
         temp_high: slots.count,
@@ -687,7 +689,7 @@ mod tests {
         metalsim_isa::verify_function(f, 0).unwrap();
         let cfg = Cfg::new(f);
         let slots = regalloc::assign(f, &cfg);
-        let p = decode(f, &AddressMap::default(), Precision::Fast, 512);
+        let p = decode(f, &AddressMap::default(), Precision::Fast, 512, false);
         let mut edge = 0;
         for b in f.block_ids().filter(|&b| cfg.is_reachable(b)) {
             for (target, args) in f.block(b).term.targets() {
@@ -724,7 +726,7 @@ mod tests {
         let m = parse_module(text).unwrap();
         let f = &m.functions[0];
         metalsim_isa::verify_function(f, 0).unwrap();
-        let p = decode(f, &AddressMap::default(), Precision::Fast, 512);
+        let p = decode(f, &AddressMap::default(), Precision::Fast, 512, false);
         let folded: Vec<bool> = p
             .insts
             .iter()

@@ -75,8 +75,8 @@ pub fn run_with_progress(
         Precision::Fast
     };
     let uniform_halves = gpu.occupancy.uniform_registers * 2;
-    let mut program = program::decode(f, &memory.map, math, uniform_halves);
-    program.join_instructions = gpu.reconvergence_instruction.unwrap_or(false);
+    let join_instructions = gpu.reconvergence_instruction.unwrap_or(false);
+    let program = program::decode(f, &memory.map, math, uniform_halves, join_instructions);
     let geometry = Geometry::new(launch);
     let budget = options
         .max_instructions

@@ -530,17 +530,7 @@ impl Run<'_> {
                         && let Some(p) = &mut self.prof
                         && let Some(wp) = w.prof.as_deref_mut()
                     {
-                        p.reconverged(
-                            c,
-                            s,
-                            wp,
-                            pc,
-                            joined.groups,
-                            joined.lanes,
-                            cost.pipe,
-                            busy,
-                            now,
-                        );
+                        p.reconverged(c, s, wp, pc, joined, cost.pipe, busy, now);
                     }
                 }
             }

@@ -30,6 +30,7 @@ use metalsim_traces::{
 use super::memsys::MemorySystem;
 use super::table::MAX_PIPES;
 use crate::program::{EXIT, Kind, Program};
+use crate::simt::Joined;
 
 /// log2 of the first bin width (16 cycles).
 const FIRST_SHIFT: u32 = 4;
@@ -529,9 +530,9 @@ impl Profiler {
     }
 
     /// Branch `pc`, issued at `now` by SIMD-group `w` on scheduler `sched` of core `core`,
-    /// brought `groups` groups of lanes (`lanes` in all) to a reconvergence point, and the
-    /// model runs an instruction for each: issued in the cycles right after the branch, on
-    /// its pipeline (`pipe`, busy `busy` cycles each), and counted with the branch.
+    /// brought the groups of lanes of `joined` to a reconvergence point, and the model
+    /// runs an instruction for each: issued in the cycles right after the branch, on its
+    /// pipeline (`pipe`, busy `busy` cycles each), and counted with the branch.
     #[allow(clippy::too_many_arguments)]
     pub fn reconverged(
         &mut self,
@@ -539,20 +540,19 @@ impl Profiler {
         sched: usize,
         w: &mut WarpProfile,
         pc: u32,
-        groups: u32,
-        lanes: u32,
+        joined: Joined,
         pipe: u8,
         busy: u64,
         now: u64,
     ) {
-        let groups = groups as u64;
+        let groups = joined.groups as u64;
         w.since = now + 1 + groups;
         self.count_issues(
             core,
             pc as usize,
             OpClass::Control,
             groups,
-            lanes,
+            joined.lanes,
             busy,
             now,
         );
