@@ -19,26 +19,10 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-constexpr unsigned kThreads = 16u << 20;
-constexpr int kRecordWords = 8;
-constexpr int kKeptSms = 16;
+#include "warp_clock.cuh"
 
-// clock64() with a "memory" clobber, so that memory operations stay on either side.
-__device__ __forceinline__ unsigned long long stamp() {
-    unsigned long long r;
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(r)::"memory");
-    return r;
-}
-__device__ __forceinline__ unsigned smid() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ unsigned warpslot() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%warpid;" : "=r"(r));
-    return r;
-}
+constexpr unsigned kThreads = 16u << 20;
+constexpr int kKeptSms = 16;
 
 __global__ void copy_plain(const float* src, float* dst, unsigned n) {
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -54,16 +38,7 @@ __global__ void copy_traced(const float* src, float* dst, unsigned n, unsigned* 
     if (i < n) dst[i] = v;
     // The store reads `v`, so it issues once the load is back: t2 is the load's return.
     const unsigned long long t2 = stamp();
-    // Every value first, then one select a lane, so that writing the record takes no
-    // branches (a switch on the lane made the traced kernel 34% slower than the plain).
-    const unsigned sm = smid(), slot = warpslot();
-    unsigned word = lane == 0 ? i / 32 : 0u;
-    word = lane == 1 ? sm : word;
-    word = lane == 2 ? slot : word;
-    word = lane == 3 ? (unsigned)t0 : word;
-    word = lane == 4 ? (unsigned)t1 : word;
-    word = lane == 5 ? (unsigned)t2 : word;
-    if (lane < kRecordWords) trace[(size_t)(i / 32) * kRecordWords + lane] = word;
+    write_record(trace, i / 32, lane, t0, t1, t2);
 }
 
 static float median_ms(const std::vector<float>& v) {

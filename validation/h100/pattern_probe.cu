@@ -22,28 +22,13 @@
 #include <vector>
 #include <cuda_runtime.h>
 
+#include "warp_clock.cuh"
+
 constexpr unsigned kThreads = 16u << 20;
 constexpr unsigned kLines = kThreads / 32;
-constexpr int kRecordWords = 8;
 constexpr int kKeptSms = 16;
 
 enum Pattern { kContiguous = 0, kScattered = 1, kReduce = 2 };
-
-__device__ __forceinline__ unsigned long long stamp() {
-    unsigned long long r;
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(r)::"memory");
-    return r;
-}
-__device__ __forceinline__ unsigned smid() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ unsigned warpslot() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%warpid;" : "=r"(r));
-    return r;
-}
 
 template <int P, bool TRACED>
 __global__ void probe(const float* src, float* dst, unsigned* trace) {
@@ -64,14 +49,7 @@ __global__ void probe(const float* src, float* dst, unsigned* trace) {
     }
     if (TRACED) {
         t2 = stamp();
-        const unsigned sm = smid(), slot = warpslot();
-        unsigned word = lane == 0 ? warp : 0u;
-        word = lane == 1 ? sm : word;
-        word = lane == 2 ? slot : word;
-        word = lane == 3 ? (unsigned)t0 : word;
-        word = lane == 4 ? (unsigned)t1 : word;
-        word = lane == 5 ? (unsigned)t2 : word;
-        if (lane < kRecordWords) trace[(size_t)warp * kRecordWords + lane] = word;
+        write_record(trace, warp, lane, t0, t1, t2);
     }
 }
 

@@ -31,25 +31,10 @@
 #include <vector>
 #include <cuda_runtime.h>
 
+#include "warp_clock.cuh"
+
 constexpr int kThreads = 524288;
 constexpr int kBlock = 128;
-
-// clock64() with a "memory" clobber, so that the stores stay on either side of it.
-__device__ __forceinline__ unsigned long long stamp() {
-    unsigned long long r;
-    asm volatile("mov.u64 %0, %%clock64;" : "=l"(r)::"memory");
-    return r;
-}
-__device__ __forceinline__ unsigned smid() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ unsigned warpslot() {
-    unsigned r;
-    asm volatile("mov.u32 %0, %%warpid;" : "=r"(r));
-    return r;
-}
 
 template <int WORDS, int SPREAD, bool TIMED, bool KEEP>
 __global__ void __launch_bounds__(kBlock) burst(const float* a, float* out,
