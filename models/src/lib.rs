@@ -201,10 +201,22 @@ pub struct Memory {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_back_at_end: Option<bool>,
     /// Cycles one device-atomic request (the lanes of one SIMD-group instruction that name
-    /// one line) holds its line at L2: atomics on one line run one request after another.
-    /// Absent: atomics serialise per address only (`issue.atomic` per operation).
+    /// one line) holds its line's atomic unit at L2: requests on one unit run one after
+    /// another (see `atomic_server_lines`). Absent: 0, and where `atomic_sector_cycles`
+    /// is absent too, atomics serialise per address only (`issue.atomic` per operation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atomic_line_cycles: Option<u32>,
+    /// Cycles one device-atomic request holds its line's atomic unit per sector it
+    /// touches, times the most lanes of the request naming one word of that sector
+    /// (lanes on one word run one after another, distinct words of a sector together),
+    /// besides `atomic_line_cycles`; the unit's queue then stands for the per-address
+    /// one. Absent: 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic_sector_cycles: Option<f64>,
+    /// Adjacent lines (a power of two, aligned) that share one atomic unit at L2, whose
+    /// requests run one after another. Absent: 1, a unit per line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic_server_lines: Option<u32>,
     /// Bytes of a sector, the part of a line that L1 and L2 write as one: caches keep
     /// dirty sectors, and a write-back moves only those (also used by
     /// `store_sector_cycles`). Absent: lines are written back whole.
@@ -560,6 +572,23 @@ impl Gpu {
                     "must be a positive number",
                 ));
             }
+        }
+        if let Some(c) = m.atomic_sector_cycles
+            && !(c > 0.0 && c.is_finite())
+        {
+            return Err(invalid(
+                "memory.atomic_sector_cycles",
+                "must be a positive number",
+            ));
+        }
+        if let Some(n) = m.atomic_server_lines
+            && (!n.is_power_of_two()
+                || (m.atomic_line_cycles.is_none() && m.atomic_sector_cycles.is_none()))
+        {
+            return Err(invalid(
+                "memory.atomic_server_lines",
+                "needs memory.atomic_line_cycles or memory.atomic_sector_cycles, and must be a power of two",
+            ));
         }
         if let Some(c) = m.store_line_cycles
             && (m.store_sector_cycles.is_none() || !(c >= 0.0 && c.is_finite()))
@@ -974,6 +1003,17 @@ mod tests {
             let e = error_of(|t| t.replace("[memory.l1]", &format!("{field}\n\n[memory.l1]")));
             assert!(e.contains("needs memory.store_sector_cycles"), "{e}");
         }
+        let e = error_of(|t| t.replace("[memory.l1]", "atomic_server_lines = 4\n\n[memory.l1]"));
+        assert!(e.contains("needs memory.atomic_line_cycles"), "{e}");
+        let e = error_of(|t| {
+            t.replace(
+                "[memory.l1]",
+                "atomic_sector_cycles = 1.5\natomic_server_lines = 3\n\n[memory.l1]",
+            )
+        });
+        assert!(e.contains("memory.atomic_server_lines"), "{e}");
+        let e = error_of(|t| t.replace("[memory.l1]", "atomic_sector_cycles = 0.0\n\n[memory.l1]"));
+        assert!(e.contains("memory.atomic_sector_cycles"), "{e}");
         let e = error_of(|t| t.replace("[memory.l1]", "partial_sector_read = true\n\n[memory.l1]"));
         let e2 = error_of(|t| t.replace("[memory.slc]", "partial_line_ways = 2\n\n[memory.slc]"));
         assert!(

@@ -151,10 +151,14 @@ pub(crate) struct MemorySystem {
     dispatch_cycles: u64,
     /// `(address, cycle it is free)` per slot, for atomics on one address.
     atomic_busy: Vec<(u64, u64)>,
-    /// `(line, cycle it is free)` per slot, when the model serialises atomics per line.
-    atomic_line_busy: Vec<(u64, u64)>,
-    /// Cycles one atomic request holds its line (`memory.atomic_line_cycles`); 0: none.
-    atomic_line_cycles: u64,
+    /// `(atomic unit, cycle it is free)` per slot, where the model serialises atomics per
+    /// unit at L2 (`memory.atomic_line_cycles`, `memory.atomic_sector_cycles`).
+    atomic_unit_busy: Vec<(u64, f64)>,
+    /// Cycles one atomic request holds its unit: `(per request, per sector round)`, from
+    /// `memory.atomic_line_cycles` and `memory.atomic_sector_cycles`.
+    atomic_unit_cycles: (f64, f64),
+    /// log2 of the adjacent lines that share an atomic unit (`memory.atomic_server_lines`).
+    atomic_unit_shift: u32,
     /// Whether [`flush`](Self::flush) writes the dirty lines back.
     write_back_at_end: bool,
     /// What was counted.
@@ -268,11 +272,15 @@ impl MemorySystem {
             }),
             dispatch_cycles: gpu.dispatch_cycles.unwrap_or(0) as u64,
             atomic_busy: vec![(u64::MAX, 0); ATOMIC_SLOTS],
-            atomic_line_busy: match m.atomic_line_cycles {
-                Some(_) => vec![(u64::MAX, 0); ATOMIC_SLOTS],
-                None => Vec::new(),
+            atomic_unit_busy: match (m.atomic_line_cycles, m.atomic_sector_cycles) {
+                (None, None) => Vec::new(),
+                _ => vec![(u64::MAX, 0.0); ATOMIC_SLOTS],
             },
-            atomic_line_cycles: m.atomic_line_cycles.unwrap_or(0) as u64,
+            atomic_unit_cycles: (
+                m.atomic_line_cycles.unwrap_or(0) as f64,
+                m.atomic_sector_cycles.unwrap_or(0.0),
+            ),
+            atomic_unit_shift: m.atomic_server_lines.unwrap_or(1).trailing_zeros(),
             write_back_at_end: m.write_back_at_end.unwrap_or(true),
             counters: Counters::default(),
         }
@@ -543,9 +551,12 @@ impl MemorySystem {
     /// Device atomics by `core` issued at `now` on `units` (lines or write units, see
     /// [`Self::line_shift`]), whose lanes name
     /// `addresses` (distinct, each with its lane count): each line is brought to L2, and
-    /// the operations on one address run one after another, `busy` cycles each; where the
-    /// model sets `memory.atomic_line_cycles`, the requests on one line also run one after
-    /// another, that many cycles each. The cycle the last old value is back, `latency`
+    /// the operations on one address run one after another, `busy` cycles each. Where the
+    /// model sets `memory.atomic_line_cycles` or `memory.atomic_sector_cycles`, each line's
+    /// request also holds the line's atomic unit (shared by `memory.atomic_server_lines`
+    /// adjacent lines), requests on one unit running one after another: the first figure
+    /// per request, the second per sector round ([`Self::sector_rounds`]), which then
+    /// stands for the per-address queue. The cycle the last old value is back, `latency`
     /// after its operation.
     pub fn atomic(
         &mut self,
@@ -584,23 +595,48 @@ impl MemorySystem {
             self.counters.bytes_written[L2] += self.sector_bytes(dirty);
         }
         let mut done = at_l2;
-        for &(addr, n) in addresses {
-            let slot = &mut self.atomic_busy[((addr >> 2) as usize) % ATOMIC_SLOTS];
-            let free = if slot.0 == addr { slot.1 } else { 0 };
-            let end = at_l2.max(free) + busy * n as u64;
-            *slot = (addr, end);
-            done = done.max(end);
-        }
-        if self.atomic_line_cycles > 0 {
-            for &line in lines {
-                let slot = &mut self.atomic_line_busy[line as usize % ATOMIC_SLOTS];
-                let free = if slot.0 == line { slot.1 } else { 0 };
-                let end = at_l2.max(free) + self.atomic_line_cycles;
-                *slot = (line, end);
+        let (per_request, per_round) = self.atomic_unit_cycles;
+        // A unit's cost per sector round covers the lanes on one address.
+        if per_round == 0.0 {
+            for &(addr, n) in addresses {
+                let slot = &mut self.atomic_busy[((addr >> 2) as usize) % ATOMIC_SLOTS];
+                let free = if slot.0 == addr { slot.1 } else { 0 };
+                let end = at_l2.max(free) + busy * n as u64;
+                *slot = (addr, end);
                 done = done.max(end);
             }
         }
+        if !self.atomic_unit_busy.is_empty() {
+            for &line in lines {
+                let rounds = if per_round > 0.0 {
+                    self.sector_rounds(line, addresses)
+                } else {
+                    0
+                };
+                let unit = line >> self.atomic_unit_shift;
+                let slot = &mut self.atomic_unit_busy[unit as usize % ATOMIC_SLOTS];
+                let free = if slot.0 == unit { slot.1 } else { 0.0 };
+                let end = (at_l2 as f64).max(free) + per_request + per_round * rounds as f64;
+                *slot = (unit, end);
+                done = done.max(end.ceil() as u64);
+            }
+        }
         done + latency
+    }
+
+    /// The rounds an atomic request on `line` takes at its unit: over the sectors of the
+    /// line that `addresses` (distinct, with their lane counts) touch, the most lanes
+    /// naming one address of each.
+    fn sector_rounds(&self, line: u64, addresses: &[(u64, u32)]) -> u32 {
+        let mut most = [0u32; 64];
+        let sectors = (1u64 << (self.line_shift - self.sector_shift)) - 1;
+        for &(addr, n) in addresses {
+            if addr >> self.line_shift == line {
+                let s = &mut most[((addr >> self.sector_shift) & sectors) as usize];
+                *s = (*s).max(n);
+            }
+        }
+        most.iter().sum()
     }
 
     /// A threadgroup memory access of `wavefronts` by `core` at `now` with `latency`:
@@ -830,6 +866,40 @@ mod tests {
         m.atomic(0, 0, &[0], &addrs, 8, 100);
         let other = m.atomic(0, 0, &[1], &[(128, 1)], 8, 100);
         assert!(other < same, "{other} {same}");
+    }
+
+    #[test]
+    fn an_atomic_request_costs_its_sector_rounds_on_a_unit_of_adjacent_lines() {
+        let mut gpu = m1_sectors();
+        gpu.memory.atomic_sector_cycles = Some(2.0);
+        gpu.memory.atomic_server_lines = Some(4);
+        // The cycle the last of `requests` (line, addresses) is done, each issued at 1000
+        // by a core of its own on lines already in L2 (128 bytes each), after the cost of
+        // one request of one round.
+        let after_one_round = |requests: &[(u64, &[(u64, u32)])]| {
+            let mut m = MemorySystem::new(&gpu, 1.0);
+            let shift = m.request_shift();
+            let unit = |line: u64| line * 128 >> shift;
+            m.load(0, 0, &[unit(0), unit(3), unit(4)]);
+            let mut done = 0;
+            for (core, &(line, addrs)) in requests.iter().enumerate() {
+                done = m.atomic(core, 1000, &[unit(line)], addrs, 8, 0);
+            }
+            let mut alone = MemorySystem::new(&gpu, 1.0);
+            alone.load(0, 0, &[unit(0)]);
+            done - alone.atomic(0, 1000, &[0], &[(0, 1)], 8, 0)
+        };
+        // 32 words of one line in 4 sectors: 4 rounds, whatever the lanes per sector.
+        let whole: Vec<(u64, u32)> = (0..32).map(|i| (4 * i, 1)).collect();
+        assert_eq!(after_one_round(&[(0, &whole)]), 3 * 2);
+        // 32 lanes on one word: 32 rounds; the per-address queue (8 a lane) is not used.
+        assert_eq!(after_one_round(&[(0, &[(0, 32)])]), 31 * 2);
+        // Two words of one sector, 3 and 5 lanes: 5 rounds.
+        assert_eq!(after_one_round(&[(0, &[(0, 3), (4, 5)])]), 4 * 2);
+        // Lines 0 and 3 share a unit: one request waits for the other; line 4 does not.
+        let (l3, l4) = ([(3 * 128, 1)], [(4 * 128, 1)]);
+        assert_eq!(after_one_round(&[(0, &whole), (3, &l3)]), 4 * 2);
+        assert_eq!(after_one_round(&[(0, &whole), (4, &l4)]), 0);
     }
 
     #[test]

@@ -25,8 +25,10 @@
 //!   access becomes one request per distinct cache line; a constant access one per
 //!   distinct address (broadcast); a threadgroup access one wavefront per bank conflict
 //!   degree on the core's threadgroup port; device atomics serialize per address at L2,
-//!   and per line (one request per SIMD-group instruction and line) where the model
-//!   sets `memory.atomic_line_cycles`.
+//!   or, where the model sets `memory.atomic_line_cycles` or
+//!   `memory.atomic_sector_cycles`, per atomic unit of one or more lines (one request per
+//!   SIMD-group instruction and line, priced by the sectors and same-address lanes it
+//!   holds).
 //! - **Time** jumps from event to event: cores are processed in (cycle, core) order and
 //!   functional effects happen at issue in that order, so every run gives the same
 //!   result. A core with nothing to issue is not visited until it has.
