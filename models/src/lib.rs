@@ -154,6 +154,12 @@ pub struct CacheLevel {
     /// share its least recently used line holding one is written back. Absent: no limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial_lines: Option<u64>,
+    /// For `l1` (needs `memory.sector_bytes`): a load that misses fills only the sectors
+    /// it asks for, and a later load hits only where the line holds all of its sectors
+    /// (the rest come from L2, the link moving just those), as NVIDIA's L1 allocates a
+    /// line and fills it by sector. Absent or false: a miss fills the whole line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sector_fill: Option<bool>,
 }
 
 /// Unified memory (DRAM).
@@ -570,6 +576,20 @@ impl Gpu {
                 return Err(invalid(
                     "memory.store_sector_cycles",
                     "must be a positive number",
+                ));
+            }
+        }
+        if m.l1.sector_fill == Some(true) && m.sector_bytes.is_none() {
+            return Err(invalid(
+                "memory.l1.sector_fill",
+                "needs memory.sector_bytes",
+            ));
+        }
+        for (name, level) in [("memory.l2", &m.l2), ("memory.slc", &m.slc)] {
+            if level.sector_fill.is_some() {
+                return Err(invalid(
+                    &format!("{name}.sector_fill"),
+                    "is for memory.l1 only",
                 ));
             }
         }
@@ -1003,6 +1023,10 @@ mod tests {
             let e = error_of(|t| t.replace("[memory.l1]", &format!("{field}\n\n[memory.l1]")));
             assert!(e.contains("needs memory.store_sector_cycles"), "{e}");
         }
+        let e = error_of(|t| t.replace("[memory.l1]", "[memory.l1]\nsector_fill = true"));
+        assert!(e.contains("memory.l1.sector_fill"), "{e}");
+        let e = error_of(|t| t.replace("[memory.slc]", "[memory.slc]\nsector_fill = true"));
+        assert!(e.contains("memory.slc.sector_fill"), "{e}");
         let e = error_of(|t| t.replace("[memory.l1]", "atomic_server_lines = 4\n\n[memory.l1]"));
         assert!(e.contains("needs memory.atomic_line_cycles"), "{e}");
         let e = error_of(|t| {

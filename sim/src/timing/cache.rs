@@ -274,6 +274,28 @@ impl Cache {
         Some(self.slots[i].ready)
     }
 
+    /// Looks a line up for the units `want`, making it the most recent where present:
+    /// the cycle its data is (or will be) there and the part of `want` it does not
+    /// hold; `None` where it is absent.
+    #[inline]
+    pub fn lookup_part(&mut self, line: u64, want: u64) -> Option<(u64, u64)> {
+        let i = self.find(line)?;
+        self.clock += 1;
+        let w = &mut self.slots[i];
+        w.stamp = self.clock;
+        Some((w.ready, want & !w.held))
+    }
+
+    /// Adds the units `held` to a present line (nothing where it is absent), their data
+    /// arriving at `ready`: the line is ready at the later of that and its own time.
+    pub fn fill(&mut self, line: u64, held: u64, ready: u64) {
+        if let Some(i) = self.find(line) {
+            let w = &mut self.slots[i];
+            w.held |= held;
+            w.ready = w.ready.max(ready);
+        }
+    }
+
     /// Marks `sectors` of a present line dirty and its `units` held (and the line most
     /// recent); false when it is absent.
     pub fn mark_dirty(&mut self, line: u64, sectors: u64, units: u64) -> bool {
@@ -350,6 +372,19 @@ mod tests {
     fn same_set(c: &Cache, n: usize) -> Vec<u64> {
         let s0 = c.set(0);
         (0..).filter(|&l| c.set(l) == s0).take(n).collect()
+    }
+
+    #[test]
+    fn a_line_filled_in_part_reports_the_units_it_lacks() {
+        let mut c = Cache::new(4 * 128, 4, 128);
+        assert_eq!(c.lookup_part(7, 0b11), None);
+        c.insert(7, 0, 0b01, 50);
+        assert_eq!(c.lookup_part(7, 0b11), Some((50, 0b10)));
+        c.fill(7, 0b10, 80);
+        assert_eq!(c.lookup_part(7, 0b11), Some((80, 0)));
+        // Filling an absent line does nothing.
+        c.fill(9, 0b1, 10);
+        assert_eq!(c.lookup_part(9, 0b1), None);
     }
 
     #[test]

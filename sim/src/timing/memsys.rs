@@ -71,9 +71,10 @@ pub(crate) struct Counters {
     pub dram_bytes: u64,
     /// Threadgroup wavefronts beyond one per access.
     pub replays: u64,
-    /// Lines read from each level ([`L1`], [`L2`], [`SLC`], [`DRAM`]): for a cache, the
-    /// lines it delivered upwards, hit or miss.
-    pub lines_read: [u64; 4],
+    /// Bytes read from each level ([`L1`], [`L2`], [`SLC`], [`DRAM`]): for a cache, what
+    /// it delivered upwards, hit or miss (whole lines, but the sectors an L1 filling
+    /// sectors asks L2 for; `memory.l1.sector_fill`).
+    pub bytes_read: [u64; 4],
     /// Bytes written to each level: stores passing through L1 to L2, dirty lines going
     /// down, atomics' read-modify-writes at L2; in whole sectors where the model has
     /// `memory.sector_bytes`, else in whole lines.
@@ -83,7 +84,7 @@ pub(crate) struct Counters {
     pub merge_read_bytes: u64,
 }
 
-/// Index of the L1 in [`Counters::lines_read`] and [`Counters::bytes_written`].
+/// Index of the L1 in [`Counters::bytes_read`] and [`Counters::bytes_written`].
 const L1: usize = 0;
 /// Index of the L2.
 const L2: usize = 1;
@@ -115,6 +116,8 @@ pub(crate) struct MemorySystem {
     /// Whether a dirty sector leaving for DRAM held in part is read from DRAM first
     /// (`memory.partial_sector_read`).
     partial_sector_read: bool,
+    /// Whether the L1 fills only the sectors a load asks for (`memory.l1.sector_fill`).
+    l1_sector_fill: bool,
     /// Per core, the store path to L2, in [`STORE_STEP`]s of a cycle: busy
     /// `memory.store_sector_cycles` per sector written sparsely and
     /// `memory.store_line_cycles` per line holding one; empty when the model has none.
@@ -214,6 +217,7 @@ impl MemorySystem {
             sectors: Vec::with_capacity(64),
             units: Vec::with_capacity(64),
             partial_sector_read: m.partial_sector_read == Some(true) && m.sector_bytes.is_some(),
+            l1_sector_fill: m.l1.sector_fill == Some(true) && m.sector_bytes.is_some(),
             store_port: match m.store_sector_cycles {
                 Some(_) => (0..cores).map(|_| Queue::with_cost(STORE_STEP)).collect(),
                 None => Vec::new(),
@@ -427,8 +431,7 @@ impl MemorySystem {
     pub fn traffic(&self) -> MemoryTraffic {
         let c = &self.counters;
         let level = |i: usize, hm: Option<LevelCounters>| LevelTraffic {
-            read_bytes: c.lines_read[i] * self.line_bytes
-                + if i == DRAM { c.merge_read_bytes } else { 0 },
+            read_bytes: c.bytes_read[i] + if i == DRAM { c.merge_read_bytes } else { 0 },
             write_bytes: c.bytes_written[i],
             hits: hm.map_or(0, |h| h.hits),
             misses: hm.map_or(0, |h| h.misses),
@@ -445,13 +448,17 @@ impl MemorySystem {
     /// A load of `units` (lines or write units, see [`Self::request_shift`]) by `core` issued at
     /// `now`: the cycle its data is back. Lines move whole.
     pub fn load(&mut self, core: usize, now: u64, units: &[u64]) -> u64 {
-        self.with_lines(units, |m, lines, _| m.load_lines(core, now, lines))
+        self.with_lines(units, |m, lines, touched| {
+            m.load_lines(core, now, lines, touched.map(|t| t.sectors))
+        })
     }
 
-    fn load_lines(&mut self, core: usize, now: u64, lines: &[u64]) -> u64 {
+    /// Loads of `lines`, asking for the `sectors` of each (`None`: whole lines).
+    fn load_lines(&mut self, core: usize, now: u64, lines: &[u64], sectors: Option<&[u64]>) -> u64 {
         let mut done = now;
-        for &line in lines {
-            done = done.max(self.load_line(core, now, line));
+        for (i, &line) in lines.iter().enumerate() {
+            let want = sectors.map_or(self.full_line, |s| s[i]);
+            done = done.max(self.load_line(core, now, line, want));
         }
         done
     }
@@ -461,22 +468,48 @@ impl MemorySystem {
     pub fn constant(&mut self, core: usize, now: u64, addresses: &[u64]) -> u64 {
         let mut done = now;
         for &a in addresses {
-            done = done.max(self.load_line(core, now, a >> self.line_shift));
+            let sector =
+                1u64 << ((a >> self.sector_shift) & (self.full_line.count_ones() as u64 - 1));
+            done = done.max(self.load_line(core, now, a >> self.line_shift, sector));
         }
         done
     }
 
-    fn load_line(&mut self, core: usize, now: u64, line: u64) -> u64 {
+    /// A load of `line` by `core` at `now` asking for its `sectors`: the cycle the data
+    /// is back. An L1 that fills sectors (`memory.l1.sector_fill`) hits only where it
+    /// holds all of them and asks L2 for the rest; else it holds and fills whole lines.
+    fn load_line(&mut self, core: usize, now: u64, line: u64, sectors: u64) -> u64 {
         let w = wait(&mut self.l1_port[core], now);
-        self.counters.lines_read[L1] += 1;
-        if let Some(ready) = self.l1[core].lookup(line) {
-            self.counters.l1.hits += 1;
-            return (now + w + self.l1_latency).max(ready);
-        }
+        self.counters.bytes_read[L1] += self.line_bytes;
+        let want = if self.l1_sector_fill {
+            sectors
+        } else {
+            HELD_ALL
+        };
+        let (present, missing) = match self.l1[core].lookup_part(line, want) {
+            Some((ready, 0)) => {
+                self.counters.l1.hits += 1;
+                return (now + w + self.l1_latency).max(ready);
+            }
+            Some((_, missing)) => (true, missing),
+            None => (false, want),
+        };
         self.counters.l1.misses += 1;
-        let w = w.max(wait(&mut self.l2_link[core], now));
-        let ready = self.read_l2(line, now, w);
-        self.l1[core].insert(line, 0, HELD_ALL, ready);
+        let ready = if want == HELD_ALL {
+            let w = w.max(wait(&mut self.l2_link[core], now));
+            self.read_l2(line, now, w)
+        } else {
+            // The link moves only the sectors asked for.
+            let share = missing.count_ones() as f64 / self.full_line.count_ones() as f64;
+            let w = w.max(self.l2_link[core].serve_part(now, share) - now);
+            let bytes = self.sector_bytes(missing);
+            self.read_l2_bytes(line, now, w, bytes)
+        };
+        if present {
+            self.l1[core].fill(line, missing, ready);
+        } else {
+            self.l1[core].insert(line, 0, want, ready);
+        }
         ready
     }
 
@@ -657,13 +690,19 @@ impl MemorySystem {
     /// A read of `line` that left the core at `now` and has waited `w` cycles in queues so
     /// far: the cycle its data is back at the core, served by L2, the SLC or DRAM.
     fn read_l2(&mut self, line: u64, now: u64, w: u64) -> u64 {
-        self.counters.lines_read[L2] += 1;
+        self.read_l2_bytes(line, now, w, self.line_bytes)
+    }
+
+    /// [`read_l2`](Self::read_l2) for `bytes` of the line (the sectors an L1 filling
+    /// sectors asks for); L2 itself fills whole lines.
+    fn read_l2_bytes(&mut self, line: u64, now: u64, w: u64, bytes: u64) -> u64 {
+        self.counters.bytes_read[L2] += bytes;
         if let Some(ready) = self.l2.lookup(line) {
             self.counters.l2.hits += 1;
             return (now + w + self.l2_latency).max(ready);
         }
         self.counters.l2.misses += 1;
-        self.counters.lines_read[SLC] += 1;
+        self.counters.bytes_read[SLC] += self.line_bytes;
         let w = w.max(wait(&mut self.slc_port, now));
         let ready = if let Some(ready) = self.slc.lookup(line) {
             self.counters.slc.hits += 1;
@@ -673,7 +712,7 @@ impl MemorySystem {
             let start = self.dram.serve_n(now, self.full_line.count_ones());
             let w = w.max(start - now);
             self.counters.dram_bytes += self.line_bytes;
-            self.counters.lines_read[DRAM] += 1;
+            self.counters.bytes_read[DRAM] += self.line_bytes;
             let loaded = self.dram_load.as_mut().map_or(0, |l| l.request(now));
             let ready = now + w + self.dram_latency + loaded;
             let ev = self.slc.insert(line, 0, HELD_ALL, ready);
@@ -903,6 +942,34 @@ mod tests {
     }
 
     #[test]
+    fn an_l1_filling_sectors_hits_only_on_the_sectors_it_holds() {
+        let mut gpu = m1_sectors();
+        gpu.memory.l1.sector_fill = Some(true);
+        let mut m = MemorySystem::new(&gpu, 1.0);
+        let shift = m.request_shift();
+        // Sectors 0 and 1 of line 5 (32-byte units here), then sector 0 again: a hit.
+        let (s0, s1, s2) = (5 * 4, 5 * 4 + 1, 5 * 4 + 2);
+        assert_eq!(shift, 5);
+        m.load(0, 0, &[s0, s1]);
+        let t = 100_000;
+        assert_eq!(m.load(0, t, &[s0]), t + gpu.memory.l1.latency as u64);
+        assert_eq!((m.counters.l1.hits, m.counters.l1.misses), (1, 1));
+        // Sector 2 is not held: L2 serves it, moving 32 bytes, not the line.
+        let before = m.counters.bytes_read[L2];
+        assert!(m.load(0, t, &[s1, s2]) > t + gpu.memory.l1.latency as u64);
+        assert_eq!(m.counters.bytes_read[L2] - before, 32);
+        assert_eq!(
+            m.load(0, 2 * t, &[s0, s1, s2]),
+            2 * t + gpu.memory.l1.latency as u64
+        );
+        // Without sector fills, the first miss brings the whole line.
+        let mut whole = MemorySystem::new(&m1_sectors(), 1.0);
+        whole.load(0, 0, &[s0]);
+        assert_eq!(whole.counters.bytes_read[L2], 128);
+        assert_eq!(whole.load(0, t, &[s2]), t + gpu.memory.l1.latency as u64);
+    }
+
+    #[test]
     fn a_flush_writes_every_dirty_line_to_dram_once() {
         let (gpu, mut m) = m1();
         // Four lines written, then one read: 4 written back, 1 read.
@@ -953,7 +1020,7 @@ mod tests {
         // Units of one line: one line read from DRAM.
         m.load(0, 0, &[0, 1, 5, 15]);
         assert_eq!(m.counters.dram_bytes, 128);
-        assert_eq!(m.counters.lines_read[L1], 1);
+        assert_eq!(m.counters.bytes_read[L1], 128);
         // A store that writes one unit of each of 8 sectors (two lines) keeps the store
         // path busy 80 cycles; one that writes two sectors in full costs nothing there,
         // one that writes 2 more in part waits 20 behind the first.

@@ -39,6 +39,17 @@ impl Queue {
         start.ceil() as u64
     }
 
+    /// Serves `share` of one request (a part of its bytes) arriving at `t`; returns the
+    /// cycle its service starts.
+    #[inline]
+    pub fn serve_part(&mut self, t: u64, share: f64) -> u64 {
+        let start = self.free_at.max(t as f64);
+        let work = self.cost * share;
+        self.free_at = start + work;
+        self.busy += work;
+        start.ceil() as u64
+    }
+
     /// Serves one request arriving at `t`; returns the cycle its service starts.
     #[inline]
     pub fn serve(&mut self, t: u64) -> u64 {
