@@ -55,11 +55,35 @@ pub fn threadgroup_indices(f: &Function) -> Vec<u32> {
     v
 }
 
-/// Writes the kernel function (the prelude and data objects come before it).
+/// A launch's geometry, where the kernel is built for it: threads per grid and per
+/// threadgroup, each dimension a whole number of threadgroups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UniformGeometry {
+    /// Threads per grid.
+    pub threads: [u32; 3],
+    /// Threads per threadgroup.
+    pub group: [u32; 3],
+}
+
+impl UniformGeometry {
+    /// The geometry of a grid of `threads` in threadgroups of `group`, where every
+    /// threadgroup is whole; `None` where an edge threadgroup is cut.
+    pub fn new(threads: [u32; 3], group: [u32; 3]) -> Option<UniformGeometry> {
+        (0..3)
+            .all(|d| group[d] > 0 && threads[d].is_multiple_of(group[d]))
+            .then_some(UniformGeometry { threads, group })
+    }
+}
+
+/// Writes the kernel function (the prelude and data objects come before it). With a
+/// `geometry`, the kernel's positions and sizes are built from it as constants, so that
+/// nvcc folds them (the launch must then have that geometry); without one, they are
+/// computed from the `MsGeom` argument, edge threadgroups included.
 pub fn emit_function(
     module: &Module,
     f: &Function,
     max_threads: u32,
+    geometry: Option<UniformGeometry>,
     out: &mut String,
 ) -> Result<(), EmitError> {
     let mut e = Emitter {
@@ -68,8 +92,11 @@ pub fn emit_function(
         cfg: Cfg::new(f),
         out: String::new(),
     };
-    e.signature(max_threads);
-    e.entry();
+    e.signature(max_threads, geometry.is_some());
+    match geometry {
+        Some(g) => e.uniform_entry(g),
+        None => e.entry(),
+    }
     e.declarations();
     let uniform = e.uniform_blocks();
     for b in f.block_ids() {
@@ -92,9 +119,12 @@ fn v(x: Value) -> String {
 }
 
 impl Emitter<'_> {
-    fn signature(&mut self, max_threads: u32) {
+    /// The kernel's signature and its memory; `fixed`: the geometry is built in, so the
+    /// `MsGeom` argument goes unread.
+    fn signature(&mut self, max_threads: u32, fixed: bool) {
         let f = self.f;
-        let mut params = vec!["MsGeom ms_geom".to_string()];
+        let geom = if fixed { "ms_geom_arg" } else { "ms_geom" };
+        let mut params = vec![format!("MsGeom {geom}")];
         for n in threadgroup_indices(f) {
             params.push(format!("uint32_t ms_tgp_off{n}"));
         }
@@ -128,6 +158,56 @@ impl Emitter<'_> {
                 a.name
             );
         }
+    }
+
+    /// [`entry`](Self::entry) for a launch whose every threadgroup is whole, with its
+    /// geometry as constants: no thread is missing, and positions divide by constants.
+    fn uniform_entry(&mut self, g: UniformGeometry) {
+        let ([t0, t1, t2], [g0, g1, g2]) = (g.threads, g.group);
+        let n = g0 * g1 * g2;
+        // The block has exactly `n` threads, so `ms_t < n`.
+        let local = [
+            if g0 == n {
+                "ms_t".to_string()
+            } else {
+                format!("ms_t % {g0}u")
+            },
+            match (g1, g2) {
+                (1, _) => "0u".to_string(),
+                (_, 1) => format!("ms_t / {g0}u"),
+                _ => format!("(ms_t / {g0}u) % {g1}u"),
+            },
+            if g2 == 1 {
+                "0u".to_string()
+            } else {
+                format!("ms_t / {}u", g0 * g1)
+            },
+        ];
+        let lanes = if n.is_multiple_of(32) {
+            "32u"
+        } else {
+            "ms_threads - ms_warp * 32u < 32u ? ms_threads - ms_warp * 32u : 32u"
+        };
+        let _ = write!(
+            self.out,
+            r#"    // Built for a grid of {t0} x {t1} x {t2} threads in whole threadgroups of {g0} x {g1} x {g2}.
+    const MsGeom ms_geom = {{{{{t0}u, {t1}u, {t2}u}}, {{{g0}u, {g1}u, {g2}u}}}};
+    (void)ms_geom_arg;
+    const uint32_t ms_t = threadIdx.x;
+    const uint32_t ms_gp[3] = {{blockIdx.x, blockIdx.y, blockIdx.z}};
+    const uint32_t ms_size[3] = {{{g0}u, {g1}u, {g2}u}};
+    const uint32_t ms_threads = {n}u;
+    const uint32_t ms_local[3] = {{{l0}, {l1}, {l2}}};
+    const uint32_t ms_group_threads = {n}u;
+    const uint32_t ms_warp = ms_t / 32u;
+    const uint32_t ms_warp_lanes = {lanes};
+    const unsigned ms_exist = ms_warp_lanes == 32u ? 0xffffffffu : ((1u << ms_warp_lanes) - 1u);
+    (void)ms_geom; (void)ms_size; (void)ms_local; (void)ms_group_threads; (void)ms_exist;
+"#,
+            l0 = local[0],
+            l1 = local[1],
+            l2 = local[2],
+        );
     }
 
     /// The thread's coordinates with Metal's meaning; missing threads of an edge

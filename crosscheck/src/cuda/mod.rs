@@ -45,16 +45,19 @@ pub enum EmitError {
 /// `__global__` function. Without a launch the function allows 1,024 threads per block.
 pub fn emit_kernel(module: &Module, f: &Function) -> Result<String, EmitError> {
     let mut out = header(module, f);
-    kernel::emit_function(module, f, 1024, &mut out)?;
+    kernel::emit_function(module, f, 1024, None, &mut out)?;
     Ok(out)
 }
 
 /// A complete CUDA program for one dispatch: [`emit_kernel`]'s text for the launch's
-/// threadgroup size, then a host `main` (see [`HOST_USAGE`]).
+/// threadgroup size, then a host `main` (see [`HOST_USAGE`]). Where the launch's
+/// threadgroups are all whole, the kernel is built for its geometry, so that the thread
+/// positions cost the CUDA no more than the hardware gives an Apple GPU for free.
 pub fn emit_program(module: &Module, f: &Function, launch: &Launch) -> Result<String, EmitError> {
     let threads: u32 = launch.threadgroup.iter().product();
+    let geometry = kernel::UniformGeometry::new(launch.threads_per_grid(), launch.threadgroup);
     let mut out = header(module, f);
-    kernel::emit_function(module, f, threads.max(1), &mut out)?;
+    kernel::emit_function(module, f, threads.max(1), geometry, &mut out)?;
     host::emit_host(f, launch, &mut out)?;
     Ok(out)
 }
@@ -208,6 +211,36 @@ mod tests {
         let read = timed.find("ms_flush_read<<<").unwrap();
         let start = timed.find("cudaEventRecord(start)").unwrap();
         assert!(write < read && read < start, "{timed}");
+        // 100 threads in groups of 64: the second group is cut, so positions are computed.
+        assert!(text.contains("if (ms_t >= ms_threads) return;"), "{text}");
+        assert!(!text.contains("Built for a grid"), "{text}");
+        let mut whole = launch.clone();
+        whole.grid = Grid::Threads([128, 3, 1]);
+        whole.threadgroup = [32, 2, 1];
+        let text = emit_program(&m, &m.functions[0], &whole).unwrap();
+        assert!(text.contains("MsGeom geom = {{128u, 3u, 1u}, {32u, 2u, 1u}};"));
+        assert!(
+            !text.contains("Built for a grid"),
+            "3 rows in groups of 2: {text}"
+        );
+        whole.grid = Grid::Threads([128, 4, 1]);
+        let text = emit_program(&m, &m.functions[0], &whole).unwrap();
+        assert!(
+            text.contains(
+                "Built for a grid of 128 x 4 x 1 threads in whole threadgroups of 32 x 2 x 1."
+            ),
+            "{text}"
+        );
+        assert!(text.contains("MsGeom ms_geom_arg"), "{text}");
+        assert!(
+            text.contains("const uint32_t ms_local[3] = {ms_t % 32u, ms_t / 32u, 0u};"),
+            "{text}"
+        );
+        assert!(
+            text.contains("const uint32_t ms_warp_lanes = 32u;"),
+            "{text}"
+        );
+        assert!(!text.contains("if (ms_t >= ms_threads) return;"), "{text}");
         let mut missing = launch.clone();
         missing.threadgroup_memory.clear();
         let err = emit_program(&m, &m.functions[0], &missing).unwrap_err();
