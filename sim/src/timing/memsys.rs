@@ -710,11 +710,13 @@ impl MemorySystem {
         } else {
             self.counters.slc.misses += 1;
             let start = self.dram.serve_n(now, self.full_line.count_ones());
-            let w = w.max(start - now);
             self.counters.dram_bytes += self.line_bytes;
             self.counters.bytes_read[DRAM] += self.line_bytes;
+            // A loaded-latency curve is measured with DRAM's own queueing in it: the
+            // request waits the larger of the curve's cycles and the queue's backlog.
             let loaded = self.dram_load.as_mut().map_or(0, |l| l.request(now));
-            let ready = now + w + self.dram_latency + loaded;
+            let w = w.max((start - now).max(loaded));
+            let ready = now + w + self.dram_latency;
             let ev = self.slc.insert(line, 0, HELD_ALL, ready);
             self.evict_slc(ev, now);
             self.shed_slc(line, now);
@@ -967,6 +969,31 @@ mod tests {
         whole.load(0, 0, &[s0]);
         assert_eq!(whole.counters.bytes_read[L2], 128);
         assert_eq!(whole.load(0, t, &[s2]), t + gpu.memory.l1.latency as u64);
+    }
+
+    #[test]
+    fn a_loaded_latency_stands_for_the_queue_up_to_its_cycles() {
+        let mut gpu = metalsim_models::builtin("h100").unwrap();
+        gpu.memory.dram.loaded_latency_mixed = None;
+        gpu.memory.dram.loaded_latency = Some(vec![[0.0, 300.0], [1.0, 300.0]]);
+        let unloaded = |gpu: &Gpu| {
+            let mut m = MemorySystem::new(gpu, 1.0);
+            m.load(0, 0, &[0])
+        };
+        // One load alone: the curve's 300 cycles, the empty queue adding nothing.
+        let alone = unloaded(&gpu);
+        let mut flat = gpu.clone();
+        flat.memory.dram.loaded_latency = None;
+        assert_eq!(alone, unloaded(&flat) + 300);
+        // A burst of lines from one core: each waits the backlog of its queues (here the
+        // core's link to L2) or the curve's 300, whichever is more, so the last one waits
+        // no longer than the queues alone make it.
+        let burst: Vec<u64> = (0..4000).map(|l| l * 128 >> 2).collect();
+        let mut m = MemorySystem::new(&gpu, 1.0);
+        let with_curve = m.load(0, 0, &burst);
+        let mut m = MemorySystem::new(&flat, 1.0);
+        let queue_only = m.load(0, 0, &burst);
+        assert!(with_curve - queue_only < 300, "{with_curve} {queue_only}");
     }
 
     #[test]
