@@ -203,11 +203,6 @@ impl Emitter<'_> {
     const uint32_t ms_warp_lanes = {lanes};
     const unsigned ms_exist = ms_warp_lanes == 32u ? 0xffffffffu : ((1u << ms_warp_lanes) - 1u);
     (void)ms_geom; (void)ms_size; (void)ms_local; (void)ms_group_threads; (void)ms_exist;
-    uint32_t ms_pos[3] = {{ms_gp[0] * ms_geom.group[0] + ms_local[0], ms_gp[1] * ms_geom.group[1] + ms_local[1], ms_gp[2] * ms_geom.group[2] + ms_local[2]}};
-    // Metal's thread position is an input, as an Apple GPU's hardware gives it: one
-    // value, which nvcc may not re-derive from its parts where it is used.
-    asm("" : "+r"(ms_pos[0])); asm("" : "+r"(ms_pos[1])); asm("" : "+r"(ms_pos[2]));
-    (void)ms_pos;
 "#,
             l0 = local[0],
             l1 = local[1],
@@ -235,11 +230,6 @@ impl Emitter<'_> {
     const uint32_t ms_warp_lanes = ms_threads - ms_warp * 32u < 32u ? ms_threads - ms_warp * 32u : 32u;
     const unsigned ms_exist = ms_warp_lanes == 32u ? 0xffffffffu : ((1u << ms_warp_lanes) - 1u);
     (void)ms_local; (void)ms_group_threads; (void)ms_exist;
-    uint32_t ms_pos[3] = {ms_gp[0] * ms_geom.group[0] + ms_local[0], ms_gp[1] * ms_geom.group[1] + ms_local[1], ms_gp[2] * ms_geom.group[2] + ms_local[2]};
-    // Metal's thread position is an input, as an Apple GPU's hardware gives it: one
-    // value, which nvcc may not re-derive from its parts where it is used.
-    asm("" : "+r"(ms_pos[0])); asm("" : "+r"(ms_pos[1])); asm("" : "+r"(ms_pos[2]));
-    (void)ms_pos;
 "#,
         );
     }
@@ -878,10 +868,11 @@ fn simd(s: SimdOp, ty: Type, a: &[String], width: u32) -> Result<String, String>
 
 fn sreg(r: SpecialReg) -> String {
     use SpecialReg as S;
+    let tpg = |d: usize| format!("(ms_gp[{d}] * ms_geom.group[{d}] + ms_local[{d}])");
     match r {
-        S::ThreadPositionInGridX => "ms_pos[0]".into(),
-        S::ThreadPositionInGridY => "ms_pos[1]".into(),
-        S::ThreadPositionInGridZ => "ms_pos[2]".into(),
+        S::ThreadPositionInGridX => tpg(0),
+        S::ThreadPositionInGridY => tpg(1),
+        S::ThreadPositionInGridZ => tpg(2),
         S::ThreadPositionInThreadgroupX => "ms_local[0]".into(),
         S::ThreadPositionInThreadgroupY => "ms_local[1]".into(),
         S::ThreadPositionInThreadgroupZ => "ms_local[2]".into(),
