@@ -4,15 +4,20 @@
 # atomic request costs by its shape (atomics_probe.cu's `requests`, with its histogram
 # cases again), and where `atomics_private`, `atomics_global` and `gemm_naive` spend
 # their time under Nsight Compute (warp states, scheduler, memory tables, the L2's
-# atomic counters). Three device calls:
-# 1. `XCHECK=25 bash probe15.sh`, with out/xcheck25 (the tree before probe 15's model changes):
-#    everything but the L1 part; table.md and crosscheck15.log are that model's.
-# 2. `bash probe15.sh l1`, with out/xcheck26 (device atomics per sector round): the L1
-#    part, what a warp load hitting L1 costs by its shape (l1_shape_probe.cu), and
-#    gemm_naive's L1 and stall counters (ncu/gemm_naive-l1.csv, crosscheck-l1.log).
-# 3. The same again after l1_shape_probe.cu gained its 8 MiB window: l1_shapes.txt is
-#    this call's (its hit rows repeat call 2's within 1%); its cross-check did not run
-#    (the carried binary predates memory.l1.sector_fill), so call 2's files are kept.
+# atomic counters). Five device calls:
+# 1. `XCHECK=25 bash probe15.sh`, with out/xcheck25 (the tree before probe 15's model
+#    changes): everything but the L1 part; table.md and crosscheck15.log are that
+#    model's.
+# 2. `bash probe15.sh l1`, with out/xcheck25 still: the L1 probe's hit rows only; its
+#    cross-check failed (the tree's h100.toml had fields that binary does not know).
+# 3. The same with two more metrics, still with out/xcheck25: failed the same way,
+#    nothing kept.
+# 4. The same with out/xcheck26 (device atomics per sector round), tree and binary
+#    agreeing: gemm_naive's L1 and stall counters (ncu/gemm_naive-l1.csv,
+#    crosscheck-l1.log).
+# 5. The same after l1_shape_probe.cu gained its 8 MiB window: l1_shapes.txt is this
+#    call's (its hit rows repeat call 2's within 1.5%); its cross-check failed (out/xcheck26
+#    predates memory.l1.sector_fill), so call 4's files are kept.
 set -x
 export PATH=$PWD/out/xcheck${XCHECK:-26}:$PATH
 V=validation/h100
