@@ -160,6 +160,12 @@ pub struct CacheLevel {
     /// line and fills it by sector. Absent or false: a miss fills the whole line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sector_fill: Option<bool>,
+    /// For `l1`: threadgroup memory is served by the L1's data port (one SRAM and one
+    /// pipeline, as NVIDIA's L1 and shared memory are), so threadgroup wavefronts and the
+    /// L1's lines queue on one port, each taking its own time. Absent or false: each has
+    /// its own port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serves_threadgroup: Option<bool>,
 }
 
 /// Unified memory (DRAM).
@@ -586,12 +592,20 @@ impl Gpu {
             ));
         }
         for (name, level) in [("memory.l2", &m.l2), ("memory.slc", &m.slc)] {
-            if level.sector_fill.is_some() {
-                return Err(invalid(
-                    &format!("{name}.sector_fill"),
-                    "is for memory.l1 only",
-                ));
+            for (field, set) in [
+                ("sector_fill", level.sector_fill.is_some()),
+                ("serves_threadgroup", level.serves_threadgroup.is_some()),
+            ] {
+                if set {
+                    return Err(invalid(&format!("{name}.{field}"), "is for memory.l1 only"));
+                }
             }
+        }
+        if m.l1.serves_threadgroup == Some(true) && m.threadgroup_ports.is_some_and(|n| n > 1) {
+            return Err(invalid(
+                "memory.l1.serves_threadgroup",
+                "needs one threadgroup port (memory.threadgroup_ports absent or 1)",
+            ));
         }
         if let Some(c) = m.atomic_sector_cycles
             && !(c > 0.0 && c.is_finite())
@@ -1027,6 +1041,11 @@ mod tests {
         assert!(e.contains("memory.l1.sector_fill"), "{e}");
         let e = error_of(|t| t.replace("[memory.slc]", "[memory.slc]\nsector_fill = true"));
         assert!(e.contains("memory.slc.sector_fill"), "{e}");
+        let e = error_of(|t| t.replace("[memory.l2]", "[memory.l2]\nserves_threadgroup = true"));
+        assert!(e.contains("memory.l2.serves_threadgroup"), "{e}");
+        // m1 has two threadgroup ports.
+        let e = error_of(|t| t.replace("[memory.l1]", "[memory.l1]\nserves_threadgroup = true"));
+        assert!(e.contains("memory.l1.serves_threadgroup"), "{e}");
         let e = error_of(|t| t.replace("[memory.l1]", "atomic_server_lines = 4\n\n[memory.l1]"));
         assert!(e.contains("needs memory.atomic_line_cycles"), "{e}");
         let e = error_of(|t| {

@@ -118,6 +118,9 @@ pub(crate) struct MemorySystem {
     partial_sector_read: bool,
     /// Whether the L1 fills only the sectors a load asks for (`memory.l1.sector_fill`).
     l1_sector_fill: bool,
+    /// Whether threadgroup memory's wavefronts queue on the L1's port
+    /// (`memory.l1.serves_threadgroup`).
+    l1_serves_threadgroup: bool,
     /// Per core, the store path to L2, in [`STORE_STEP`]s of a cycle: busy
     /// `memory.store_sector_cycles` per sector written sparsely and
     /// `memory.store_line_cycles` per line holding one; empty when the model has none.
@@ -218,6 +221,7 @@ impl MemorySystem {
             units: Vec::with_capacity(64),
             partial_sector_read: m.partial_sector_read == Some(true) && m.sector_bytes.is_some(),
             l1_sector_fill: m.l1.sector_fill == Some(true) && m.sector_bytes.is_some(),
+            l1_serves_threadgroup: m.l1.serves_threadgroup == Some(true),
             store_port: match m.store_sector_cycles {
                 Some(_) => (0..cores).map(|_| Queue::with_cost(STORE_STEP)).collect(),
                 None => Vec::new(),
@@ -680,11 +684,19 @@ impl MemorySystem {
     }
 
     /// A thread memory access of `wavefronts` by `core` at `now` with `latency`, on the
-    /// threadgroup-memory port: the cycle it is done.
+    /// threadgroup-memory port (the L1's, where the model says the L1 serves threadgroup
+    /// memory): the cycle it is done.
     pub fn thread(&mut self, core: usize, now: u64, wavefronts: u32, latency: u64) -> u64 {
-        let q = &mut self.threadgroup_port[core];
-        let start = q.serve_n(now, wavefronts);
-        start + ((wavefronts.max(1) - 1) as f64 * q.cost()).ceil() as u64 + latency
+        let cost = self.threadgroup_port[core].cost();
+        let start = if self.l1_serves_threadgroup {
+            // One data port: the wavefronts take their time on the L1's queue.
+            let l1 = &mut self.l1_port[core];
+            let share = wavefronts as f64 * cost / l1.cost();
+            l1.serve_part(now, share)
+        } else {
+            self.threadgroup_port[core].serve_n(now, wavefronts)
+        };
+        start + ((wavefronts.max(1) - 1) as f64 * cost).ceil() as u64 + latency
     }
 
     /// A read of `line` that left the core at `now` and has waited `w` cycles in queues so
@@ -994,6 +1006,28 @@ mod tests {
         let mut m = MemorySystem::new(&flat, 1.0);
         let queue_only = m.load(0, 0, &burst);
         assert!(with_curve - queue_only < 300, "{with_curve} {queue_only}");
+    }
+
+    #[test]
+    fn an_l1_that_serves_threadgroup_memory_queues_both_on_one_port() {
+        let mut gpu = m1_lines();
+        gpu.memory.l1.serves_threadgroup = Some(true);
+        let (_, mut apart) = m1();
+        let mut one = MemorySystem::new(&gpu, 1.0);
+        // 64 wavefronts take the port 64 cycles: a load behind them waits for them on
+        // the shared port only.
+        for m in [&mut apart, &mut one] {
+            m.load(0, 0, &[7]);
+            m.threadgroup(0, 100_000, 64, 0);
+        }
+        let t = 100_000;
+        let l1 = gpu.memory.l1.latency as u64;
+        assert_eq!(apart.load(0, t, &[7]), t + l1);
+        assert!(
+            one.load(0, t, &[7]) >= t + 64 + l1 - 1,
+            "{}",
+            one.load(0, t, &[7])
+        );
     }
 
     #[test]
