@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 #include <cuda_runtime.h>
+
+#include "event_timer.cuh"
 #endif
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -107,23 +109,6 @@ static Stats stats(const std::vector<unsigned>& pat) {
     return s;
 }
 
-template <class F> static float median_us(F launch) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-    std::vector<float> t;
-    for (int r = 0; r < 12; ++r) {
-        CK(cudaEventRecord(a));
-        launch();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms; CK(cudaEventElapsedTime(&ms, a, b));
-        if (r >= 2) t.push_back(ms * 1e3f);
-    }
-    CK(cudaGetLastError());
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
-
 static int requests() {
     int clock_khz; CK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
     struct Lines { unsigned lines, line_words; const char* name; } configs[] = {
@@ -151,8 +136,8 @@ static int requests() {
                st.lanes, st.words, st.sectors, st.active);
         for (const Lines& c : configs) {
             float us[2];
-            us[0] = median_us([&] { line_requests<false><<<kRequestWarps / 8, 256>>>(pattern, words, c.lines, c.line_words, sink); });
-            us[1] = median_us([&] { line_requests<true><<<kRequestWarps / 8, 256>>>(pattern, words, c.lines, c.line_words, sink); });
+            us[0] = median_event_us([&] { line_requests<false><<<kRequestWarps / 8, 256>>>(pattern, words, c.lines, c.line_words, sink); });
+            us[1] = median_event_us([&] { line_requests<true><<<kRequestWarps / 8, 256>>>(pattern, words, c.lines, c.line_words, sink); });
             if (none) {
                 base[0] = std::max(base[0], us[0]);
                 base[1] = std::max(base[1], us[1]);

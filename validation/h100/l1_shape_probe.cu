@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <vector>
 #include <cuda_runtime.h>
+
+#include "event_timer.cuh"
 #endif
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -87,21 +89,8 @@ int main() {
     CK(cudaMalloc(&out, 4));
     CK(cudaMalloc(&offs, 128));
     CK(cudaMalloc(&offs2, 128));
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
     auto run = [&](const unsigned* second, unsigned window) {
-        std::vector<float> t;
-        for (int r = 0; r < 12; ++r) {
-            CK(cudaEventRecord(a));
-            l1_shapes<<<blocks, threads>>>(buf, offs, second, steps, window, out);
-            CK(cudaEventRecord(b));
-            CK(cudaEventSynchronize(b));
-            float ms; CK(cudaEventElapsedTime(&ms, a, b));
-            if (r >= 2) t.push_back(ms * 1e3f);
-        }
-        CK(cudaGetLastError());
-        std::sort(t.begin(), t.end());
-        return t[t.size() / 2];
+        return median_event_us([&] { l1_shapes<<<blocks, threads>>>(buf, offs, second, steps, window, out); });
     };
     auto set = [&](unsigned* dst, const Shape& s) {
         unsigned h[32];
