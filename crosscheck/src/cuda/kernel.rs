@@ -164,10 +164,11 @@ impl Emitter<'_> {
     /// geometry as constants: no thread is missing, and positions divide by constants.
     fn uniform_entry(&mut self, g: UniformGeometry) {
         let ([t0, t1, t2], [g0, g1, g2]) = (g.threads, g.group);
-        let n = g0 * g1 * g2;
+        // In 64 bits: a spec's sizes are checked against a GPU's limits elsewhere.
+        let n = g0 as u64 * g1 as u64 * g2 as u64;
         // The block has exactly `n` threads, so `ms_t < n`.
         let local = [
-            if g0 == n {
+            if g0 as u64 == n {
                 "ms_t".to_string()
             } else {
                 format!("ms_t % {g0}u")
@@ -180,7 +181,7 @@ impl Emitter<'_> {
             if g2 == 1 {
                 "0u".to_string()
             } else {
-                format!("ms_t / {}u", g0 * g1)
+                format!("ms_t / {}u", g0 as u64 * g1 as u64)
             },
         ];
         let lanes = if n.is_multiple_of(32) {

@@ -450,7 +450,8 @@ impl MemorySystem {
     }
 
     /// A load of `units` (lines or write units, see [`Self::request_shift`]) by `core` issued at
-    /// `now`: the cycle its data is back. Lines move whole.
+    /// `now`: the cycle its data is back. Lines move whole, but for the sectors asked of an
+    /// L1 that fills sectors (`memory.l1.sector_fill`).
     pub fn load(&mut self, core: usize, now: u64, units: &[u64]) -> u64 {
         self.with_lines(units, |m, lines, touched| {
             m.load_lines(core, now, lines, touched.map(|t| t.sectors))
