@@ -933,7 +933,7 @@ mod tests {
         let after_one_round = |requests: &[(u64, &[(u64, u32)])]| {
             let mut m = MemorySystem::new(&gpu, 1.0);
             let shift = m.request_shift();
-            let unit = |line: u64| line * 128 >> shift;
+            let unit = |line: u64| (line * 128) >> shift;
             m.load(0, 0, &[unit(0), unit(3), unit(4)]);
             let mut done = 0;
             for (core, &(line, addrs)) in requests.iter().enumerate() {
@@ -1001,7 +1001,7 @@ mod tests {
         // A burst of lines from one core: each waits the backlog of its queues (here the
         // core's link to L2) or the curve's 300, whichever is more, so the last one waits
         // no longer than the queues alone make it.
-        let burst: Vec<u64> = (0..4000).map(|l| l * 128 >> 2).collect();
+        let burst: Vec<u64> = (0..4000).map(|l| (l * 128) >> 2).collect();
         let mut m = MemorySystem::new(&gpu, 1.0);
         let with_curve = m.load(0, 0, &burst);
         let mut m = MemorySystem::new(&flat, 1.0);
