@@ -268,10 +268,7 @@ impl Cache {
     /// will be) there.
     #[inline]
     pub fn lookup(&mut self, line: u64) -> Option<u64> {
-        let i = self.find(line)?;
-        self.clock += 1;
-        self.slots[i].stamp = self.clock;
-        Some(self.slots[i].ready)
+        self.lookup_part(line, 0).map(|(ready, _)| ready)
     }
 
     /// Looks a line up for the units `want`, making it the most recent where present:

@@ -118,9 +118,9 @@ pub(crate) struct MemorySystem {
     partial_sector_read: bool,
     /// Whether the L1 fills only the sectors a load asks for (`memory.l1.sector_fill`).
     l1_sector_fill: bool,
-    /// Whether threadgroup memory's wavefronts queue on the L1's port
-    /// (`memory.l1.serves_threadgroup`).
-    l1_serves_threadgroup: bool,
+    /// Where threadgroup memory's wavefronts queue on the L1's port
+    /// (`memory.l1.serves_threadgroup`): a wavefront's time in the L1's requests.
+    threadgroup_on_l1: Option<f64>,
     /// Per core, the store path to L2, in [`STORE_STEP`]s of a cycle: busy
     /// `memory.store_sector_cycles` per sector written sparsely and
     /// `memory.store_line_cycles` per line holding one; empty when the model has none.
@@ -221,7 +221,8 @@ impl MemorySystem {
             units: Vec::with_capacity(64),
             partial_sector_read: m.partial_sector_read == Some(true) && m.sector_bytes.is_some(),
             l1_sector_fill: m.l1.sector_fill == Some(true) && m.sector_bytes.is_some(),
-            l1_serves_threadgroup: m.l1.serves_threadgroup == Some(true),
+            threadgroup_on_l1: (m.l1.serves_threadgroup == Some(true))
+                .then(|| wavefront / Queue::new(line, m.l1.bytes_per_cycle).cost()),
             store_port: match m.store_sector_cycles {
                 Some(_) => (0..cores).map(|_| Queue::with_cost(STORE_STEP)).collect(),
                 None => Vec::new(),
@@ -473,8 +474,7 @@ impl MemorySystem {
     pub fn constant(&mut self, core: usize, now: u64, addresses: &[u64]) -> u64 {
         let mut done = now;
         for &a in addresses {
-            let sector =
-                1u64 << ((a >> self.sector_shift) & (self.full_line.count_ones() as u64 - 1));
+            let sector = 1u64 << self.sector_in_line(a);
             done = done.max(self.load_line(core, now, a >> self.line_shift, sector));
         }
         done
@@ -500,16 +500,18 @@ impl MemorySystem {
             None => (false, want),
         };
         self.counters.l1.misses += 1;
-        let ready = if want == HELD_ALL {
-            let w = w.max(wait(&mut self.l2_link[core], now));
-            self.read_l2(line, now, w)
+        // The link moves only the sectors asked for.
+        let (share, bytes) = if want == HELD_ALL {
+            (1.0, self.line_bytes)
         } else {
-            // The link moves only the sectors asked for.
-            let share = missing.count_ones() as f64 / self.full_line.count_ones() as f64;
-            let w = w.max(self.l2_link[core].serve_part(now, share) - now);
-            let bytes = self.sector_bytes(missing);
-            self.read_l2_bytes(line, now, w, bytes)
+            let sectors = self.full_line.count_ones() as f64;
+            (
+                missing.count_ones() as f64 / sectors,
+                self.sector_bytes(missing),
+            )
         };
+        let w = w.max(self.l2_link[core].serve_part(now, share) - now);
+        let ready = self.read_l2(line, now, w, bytes);
         if present {
             self.l1[core].fill(line, missing, ready);
         } else {
@@ -625,7 +627,7 @@ impl MemorySystem {
         let mut at_l2 = now;
         for (i, &line) in lines.iter().enumerate() {
             let w = wait(&mut self.l2_link[core], now);
-            let back = self.read_l2(line, now, w);
+            let back = self.read_l2(line, now, w, self.line_bytes);
             at_l2 = at_l2.max(back.saturating_sub(self.l2_latency));
             let dirty = sectors.map_or(self.full_line, |s| s[i]);
             self.l2.mark_dirty(line, dirty, HELD_ALL);
@@ -667,14 +669,19 @@ impl MemorySystem {
     /// naming one address of each.
     fn sector_rounds(&self, line: u64, addresses: &[(u64, u32)]) -> u32 {
         let mut most = [0u32; 64];
-        let sectors = (1u64 << (self.line_shift - self.sector_shift)) - 1;
         for &(addr, n) in addresses {
             if addr >> self.line_shift == line {
-                let s = &mut most[((addr >> self.sector_shift) & sectors) as usize];
+                let s = &mut most[self.sector_in_line(addr) as usize];
                 *s = (*s).max(n);
             }
         }
         most.iter().sum()
+    }
+
+    /// The index within its line of the sector holding byte address `addr`.
+    #[inline]
+    fn sector_in_line(&self, addr: u64) -> u32 {
+        ((addr >> self.sector_shift) & ((1 << (self.line_shift - self.sector_shift)) - 1)) as u32
     }
 
     /// A threadgroup memory access of `wavefronts` by `core` at `now` with `latency`:
@@ -689,26 +696,21 @@ impl MemorySystem {
     /// memory): the cycle it is done.
     pub fn thread(&mut self, core: usize, now: u64, wavefronts: u32, latency: u64) -> u64 {
         let cost = self.threadgroup_port[core].cost();
-        let start = if self.l1_serves_threadgroup {
+        let start = match self.threadgroup_on_l1 {
             // One data port: the wavefronts take their time on the L1's queue.
-            let l1 = &mut self.l1_port[core];
-            let share = wavefronts as f64 * cost / l1.cost();
-            l1.serve_part(now, share)
-        } else {
-            self.threadgroup_port[core].serve_n(now, wavefronts)
+            Some(per_wavefront) => {
+                self.l1_port[core].serve_part(now, wavefronts as f64 * per_wavefront)
+            }
+            None => self.threadgroup_port[core].serve_n(now, wavefronts),
         };
         start + ((wavefronts.max(1) - 1) as f64 * cost).ceil() as u64 + latency
     }
 
-    /// A read of `line` that left the core at `now` and has waited `w` cycles in queues so
-    /// far: the cycle its data is back at the core, served by L2, the SLC or DRAM.
-    fn read_l2(&mut self, line: u64, now: u64, w: u64) -> u64 {
-        self.read_l2_bytes(line, now, w, self.line_bytes)
-    }
-
-    /// [`read_l2`](Self::read_l2) for `bytes` of the line (the sectors an L1 filling
-    /// sectors asks for); L2 itself fills whole lines.
-    fn read_l2_bytes(&mut self, line: u64, now: u64, w: u64, bytes: u64) -> u64 {
+    /// A read of `bytes` of `line` (the whole line, or the sectors an L1 filling sectors
+    /// asks for; L2 itself fills whole lines) that left the core at `now` and has waited
+    /// `w` cycles in queues so far: the cycle its data is back at the core, served by L2,
+    /// the SLC or DRAM.
+    fn read_l2(&mut self, line: u64, now: u64, w: u64, bytes: u64) -> u64 {
         self.counters.bytes_read[L2] += bytes;
         if let Some(ready) = self.l2.lookup(line) {
             self.counters.l2.hits += 1;

@@ -32,15 +32,11 @@ impl Queue {
     /// starts (the last ends `n` request times later).
     #[inline]
     pub fn serve_n(&mut self, t: u64, n: u32) -> u64 {
-        let start = self.free_at.max(t as f64);
-        let work = self.cost * n as f64;
-        self.free_at = start + work;
-        self.busy += work;
-        start.ceil() as u64
+        self.serve_part(t, n as f64)
     }
 
-    /// Serves `share` of one request (a part of its bytes) arriving at `t`; returns the
-    /// cycle its service starts.
+    /// Serves `share` of one request (a part of its bytes, or several requests' worth)
+    /// arriving at `t`; returns the cycle its service starts.
     #[inline]
     pub fn serve_part(&mut self, t: u64, share: f64) -> u64 {
         let start = self.free_at.max(t as f64);
