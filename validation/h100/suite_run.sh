@@ -2,7 +2,7 @@
 # repository root, with the release binary built from the tree of the time carried as
 # out/xcheck$XCHECK/metalsim; with SASS=1 also the SASS of every generated program,
 # built as the cross-check builds it. Everything that comes back is tarred (the tool
-# returns a limited number of files). Runs 16 to 19 ran this text with their numbers
+# returns a limited number of files). Runs 14 to 19 ran this text with their numbers
 # written in (runN.sh in each run's folder says which).
 # Usage: RUN=19 XCHECK=30 SASS=1 bash validation/h100/suite_run.sh
 set -x
