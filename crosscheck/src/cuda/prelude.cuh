@@ -338,7 +338,10 @@ template <class Op, class T> __device__ __forceinline__ T ms_reduce(unsigned mas
     unsigned g = ms_group_mask(mask, width);
     if (width == 32 && mask == 0xffffffffu) {
         for (int m = 16; m > 0; m >>= 1) v = Op::apply(v, ms_shfl_xor(mask, v, (uint32_t)m));
-        return v;
+        // The ISA's reduction is one instruction of every lane. Without this shuffle
+        // ptxas moves the last step into a branch that alone reads the result (a lane-0
+        // store), which the simulated program cannot do (docs/validation.md, run 20).
+        return ms_shfl(mask, v, 0u);
     }
     int first = __ffs((int)g) - 1;
     T acc = ms_shfl(mask, v, (uint32_t)first);
