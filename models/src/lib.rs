@@ -250,6 +250,13 @@ pub struct Memory {
     /// for its stores to leave the core).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_queue: Option<u32>,
+    /// Whether a store in a core's store path reads its registers only when it leaves
+    /// the path (needs `store_queue`): a device store then waits before it issues while
+    /// the path is full (not after), and an instruction that writes a register a store
+    /// still in the path reads waits until that store leaves. Absent: false, a store
+    /// reads its registers at issue and a full path holds the SIMD-group after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_reads_at_leave: Option<bool>,
     /// Whether a dirty sector leaving the last cache level holding only part of its bytes
     /// (brought in by stores that did not write all of it) is read from DRAM to be merged
     /// before it is written: memory whose error-correcting code covers a whole sector
@@ -638,6 +645,12 @@ impl Gpu {
             return Err(invalid(
                 "memory.store_queue",
                 "needs memory.store_sector_cycles, and must be at least 1",
+            ));
+        }
+        if m.store_reads_at_leave == Some(true) && m.store_queue.is_none() {
+            return Err(invalid(
+                "memory.store_reads_at_leave",
+                "needs memory.store_queue",
             ));
         }
         if m.partial_sector_read == Some(true) {
@@ -1037,6 +1050,9 @@ mod tests {
             let e = error_of(|t| t.replace("[memory.l1]", &format!("{field}\n\n[memory.l1]")));
             assert!(e.contains("needs memory.store_sector_cycles"), "{e}");
         }
+        let e =
+            error_of(|t| t.replace("[memory.l1]", "store_reads_at_leave = true\n\n[memory.l1]"));
+        assert!(e.contains("needs memory.store_queue"), "{e}");
         let e = error_of(|t| t.replace("[memory.l1]", "[memory.l1]\nsector_fill = true"));
         assert!(e.contains("memory.l1.sector_fill"), "{e}");
         let e = error_of(|t| t.replace("[memory.slc]", "[memory.slc]\nsector_fill = true"));

@@ -12,8 +12,9 @@ use super::occupancy::{Cost as GroupCost, Held};
 use super::profiler::WarpProfile;
 use super::table::{Cost, MAX_PIPES, Table};
 use crate::machine::GroupId;
-use crate::program::{MAX_SRCS, Program, Reg};
+use crate::program::{Kind, MAX_SRCS, Program, Reg};
 use crate::regalloc::Bank;
+use metalsim_isa::Space;
 
 /// Timing state of one resident SIMD-group: its scoreboard.
 #[derive(Clone, Debug, Default)]
@@ -25,6 +26,9 @@ pub(crate) struct Warp {
     /// Cycle each register's value is ready, by [`Operands`] index (the 32-bit slots,
     /// then the 64-bit ones).
     pub ready: Vec<u64>,
+    /// Cycle each register may be written again, by [`Operands`] index: when the last
+    /// store that reads it leaves the store path (`memory.store_reads_at_leave`).
+    pub free: Vec<u64>,
     /// When its outstanding stores complete.
     pub drain: u64,
     /// While it waits at a barrier: when its next instruction's operands are ready (its
@@ -40,6 +44,8 @@ impl Warp {
     pub fn reset(&mut self, slots: [u32; 2]) {
         self.ready.clear();
         self.ready.resize((slots[0] + slots[1]) as usize, 0);
+        self.free.clear();
+        self.free.resize((slots[0] + slots[1]) as usize, 0);
     }
 }
 
@@ -106,6 +112,8 @@ pub(crate) struct Decoded {
     pub ops: Operands,
     /// Its pipeline, busy cycles and latency.
     pub cost: Cost,
+    /// Whether it stores to device memory.
+    pub device_store: bool,
 }
 
 impl Decoded {
@@ -114,7 +122,17 @@ impl Decoded {
         Operands::of(program)
             .into_iter()
             .zip(&table.costs)
-            .map(|(ops, &cost)| Decoded { ops, cost })
+            .zip(&program.insts)
+            .map(|((ops, &cost), ins)| Decoded {
+                ops,
+                cost,
+                device_store: matches!(
+                    ins.kind,
+                    Kind::Store(Space::Device, _)
+                        | Kind::StoreVec(Space::Device, ..)
+                        | Kind::MatrixStore(Space::Device, ..)
+                ),
+            })
             .collect()
     }
 }
@@ -295,6 +313,10 @@ pub(crate) struct Core {
     pub area: f64,
     /// The cycle `area` was last brought up to date.
     pub since: u64,
+    /// The scheduler that looks first for a SIMD-group to issue: the one after the
+    /// scheduler whose store last took a place in the store path, so that places go to
+    /// the schedulers in turn (`memory.store_reads_at_leave`; otherwise always 0).
+    pub store_turn: usize,
 }
 
 impl Core {
@@ -308,6 +330,7 @@ impl Core {
             resident: 0,
             area: 0.0,
             since: 0,
+            store_turn: 0,
         }
     }
 

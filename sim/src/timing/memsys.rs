@@ -135,6 +135,13 @@ pub(crate) struct MemorySystem {
     /// The cycle the last store could leave its SIMD-group for a full store path (0:
     /// at once), until [`take_store_hold`](Self::take_store_hold).
     store_hold: u64,
+    /// `memory.store_reads_at_leave`: a store waits before issue for a place in the
+    /// path ([`store_path_full`](Self::store_path_full)) and reads its registers when it
+    /// leaves ([`take_store_reads`](Self::take_store_reads)), and is never held after.
+    store_reads_at_leave: bool,
+    /// The cycle the last store leaves its core's limited store path (0: it took no
+    /// place), until [`take_store_reads`](Self::take_store_reads).
+    store_reads: u64,
     /// Working space: the lines of an access coalesced into write units.
     lines: Vec<u64>,
     line_bytes: u64,
@@ -239,6 +246,8 @@ impl MemorySystem {
                 _ => Vec::new(),
             },
             store_hold: 0,
+            store_reads_at_leave: m.store_reads_at_leave == Some(true),
+            store_reads: 0,
             lines: Vec::with_capacity(64),
             line_bytes: line,
             l1: (0..cores)
@@ -387,6 +396,29 @@ impl MemorySystem {
         std::mem::take(&mut self.store_hold)
     }
 
+    /// Where the model says stores read their registers as they leave the store path
+    /// (`memory.store_reads_at_leave`): the cycle the last [`store`](Self::store) leaves
+    /// it, before which nothing may write a register it reads (0: it took no place, or
+    /// the model says otherwise); then forgets it.
+    #[inline]
+    pub fn take_store_reads(&mut self) -> u64 {
+        std::mem::take(&mut self.store_reads)
+    }
+
+    /// Where the model says a store waits before issue for a place in its core's store
+    /// path (`memory.store_reads_at_leave`): `Some(cycle)` a place frees if `core`'s path
+    /// is full at `now`, `None` if a store may issue.
+    pub fn store_path_full(&mut self, core: usize, now: u64) -> Option<u64> {
+        if !self.store_reads_at_leave {
+            return None;
+        }
+        let pending = &mut self.store_pending[core];
+        while pending.front().is_some_and(|&t| t <= now) {
+            pending.pop_front();
+        }
+        (pending.len() >= self.store_queue).then(|| pending[pending.len() - self.store_queue])
+    }
+
     /// The sectors a store of `units` (distinct write units) writes sparsely: in one unit
     /// only (one word per sector, as strided stores do), and the lines holding them.
     /// Sectors with several units written are not charged: the H100's cost for them
@@ -532,6 +564,7 @@ impl MemorySystem {
     pub fn store(&mut self, core: usize, now: u64, units: &[u64]) -> u64 {
         let mut done = now;
         self.store_hold = 0;
+        self.store_reads = 0;
         if !self.store_port.is_empty() {
             let (sectors, lines) = self.sparse_sectors(units);
             if sectors > 0 {
@@ -546,7 +579,9 @@ impl MemorySystem {
                     while pending.front().is_some_and(|&t| t <= now) {
                         pending.pop_front();
                     }
-                    if pending.len() >= self.store_queue {
+                    if self.store_reads_at_leave {
+                        self.store_reads = leaves;
+                    } else if pending.len() >= self.store_queue {
                         self.store_hold = pending[pending.len() - self.store_queue];
                     }
                     pending.push_back(leaves);
@@ -1127,6 +1162,36 @@ mod tests {
         // Once the first two have left, there is room again.
         m.store(1, 1180, &partial);
         assert_eq!(m.take_store_hold(), 0);
+    }
+
+    #[test]
+    fn a_store_that_reads_at_leave_waits_before_issue_and_reports_when_it_leaves() {
+        let mut gpu = m1_sectors();
+        gpu.memory.store_sector_cycles = Some(10.0);
+        gpu.memory.store_line_cycles = Some(5.0);
+        gpu.memory.store_queue = Some(2);
+        let mut held = MemorySystem::new(&gpu, 1.0);
+        // Without the field a store may always issue.
+        assert_eq!(held.store_path_full(1, 1000), None);
+        gpu.memory.store_reads_at_leave = Some(true);
+        let mut m = MemorySystem::new(&gpu, 1.0);
+        let partial: Vec<u64> = (0..8).map(|s| 64 + 8 * s).collect();
+        assert_eq!(m.store_path_full(1, 1000), None);
+        m.store(1, 1000, &partial);
+        assert_eq!(m.take_store_reads(), 1090);
+        assert_eq!(m.take_store_reads(), 0);
+        assert_eq!(m.store_path_full(1, 1000), None);
+        m.store(1, 1000, &partial);
+        assert_eq!(m.take_store_reads(), 1180);
+        // Full: the next store waits until the first leaves, and nothing holds the
+        // SIMD-group after a store.
+        assert_eq!(m.store_path_full(1, 1000), Some(1090));
+        assert_eq!(m.store_path_full(0, 1000), None);
+        assert_eq!(m.take_store_hold(), 0);
+        assert_eq!(m.store_path_full(1, 1090), None);
+        // A store of whole sectors takes no place and reads at issue.
+        m.store(1, 1090, &(128..144).collect::<Vec<u64>>());
+        assert_eq!(m.take_store_reads(), 0);
     }
 
     #[test]

@@ -17,8 +17,9 @@
 //!   or loose round-robin. After a branch the next instruction waits `latency.control`;
 //!   block parameters are ready when their arguments are. A barrier holds a SIMD-group
 //!   until every live SIMD-group of its threadgroup has arrived, and releases them
-//!   `latency.barrier` later. Stores do not stall, but a SIMD-group finishes only once
-//!   its memory operations are done. At the end every dirty cache line counts as DRAM
+//!   `latency.barrier` later. Stores do not stall (unless the model limits its store
+//!   path: `memory.store_queue`, `memory.store_reads_at_leave`), but a SIMD-group
+//!   finishes only once its memory operations are done. At the end every dirty cache line counts as DRAM
 //!   traffic, and the dispatch ends no earlier than its DRAM traffic takes at DRAM
 //!   bandwidth (unless the model sets `memory.write_back_at_end = false`).
 //! - **Memory** ([`memsys`](super::memsys), [`coalesce`](super::coalesce)): a device
@@ -103,6 +104,9 @@ struct Run<'p> {
     launch_free: Vec<u64>,
     /// The profile's counters, when profiling.
     prof: Option<Box<Profiler>>,
+    /// `memory.store_reads_at_leave`: device stores wait before issue for a place in the
+    /// store path, and their registers are not written again until they leave it.
+    store_reads_at_leave: bool,
 }
 
 impl Timing for Model<'_> {
@@ -150,6 +154,7 @@ impl Timing for Model<'_> {
             launch_cycles: gpu.threadgroup_launch_cycles.unwrap_or(0) as u64,
             simdgroup_launch_cycles: gpu.simdgroup_launch_cycles.unwrap_or(0) as u64,
             launch_free: vec![0; gpu.cores.max(1) as usize],
+            store_reads_at_leave: gpu.memory.store_reads_at_leave == Some(true),
             prof: self.profile.map(|_| {
                 Box::new(Profiler::new(
                     program,
@@ -354,22 +359,70 @@ impl Run<'_> {
     /// Lets each scheduler of core `c` issue at cycle `now`; whether any did.
     fn tick(&mut self, m: &mut Machine, c: usize, now: u64) -> Result<bool, Box<KernelFault>> {
         let mut issued = false;
-        for s in 0..self.cores[c].schedulers.len() {
-            let Some(pos) = self.cores[c].schedulers[s].pick_first(now, self.policy) else {
-                continue;
+        let n = self.cores[c].schedulers.len();
+        let first = self.cores[c].store_turn;
+        for s in (first..n).chain(0..first) {
+            let pos = loop {
+                let Some(pos) = self.cores[c].schedulers[s].pick_first(now, self.policy) else {
+                    break None;
+                };
+                if !self.store_waits(m, c, s, pos, now) {
+                    break Some(pos);
+                }
             };
+            let Some(pos) = pos else { continue };
             let dual = self.cores[c].schedulers[s].order[pos].dual;
             self.issue(m, c, s, pos, now)?;
             issued = true;
             if dual && self.table.dual_issue {
                 // A second instruction to another dual-issue pipeline (the first's is
                 // busy now) from another SIMD-group.
-                if let Some(pos) = self.cores[c].schedulers[s].pick(now, self.policy, true) {
+                if let Some(pos) = self.cores[c].schedulers[s].pick(now, self.policy, true)
+                    && !self.store_waits(m, c, s, pos, now)
+                {
                     self.issue(m, c, s, pos, now)?;
                 }
             }
         }
         Ok(issued)
+    }
+
+    /// Whether the SIMD-group at position `pos` of scheduler `s` of core `c` must not
+    /// issue at `now` because its next instruction is a device store and the core's
+    /// store path is full (`memory.store_reads_at_leave`); if so, it is not picked again
+    /// before a place frees.
+    fn store_waits(&mut self, m: &Machine, c: usize, s: usize, pos: usize, now: u64) -> bool {
+        if !self.store_reads_at_leave {
+            return false;
+        }
+        let slot = self.cores[c].schedulers[s].order[pos].slot as usize;
+        let Some(w) = self.cores[c].warps[slot].as_ref() else {
+            return false;
+        };
+        let store = m
+            .next_pc(w.group, w.sg)
+            .is_some_and(|pc| self.insts[pc as usize].device_store);
+        if !store {
+            return false;
+        }
+        match self.mem.store_path_full(c, now) {
+            Some(free) => {
+                self.cores[c].schedulers[s].order[pos].ready_at = free;
+                // It waits on memory.
+                if let Some(wp) = self.cores[c].warps[slot]
+                    .as_mut()
+                    .and_then(|w| w.prof.as_deref_mut())
+                {
+                    wp.operands = wp.operands.max(free);
+                    wp.operands_memory = true;
+                }
+                true
+            }
+            None => {
+                self.cores[c].store_turn = (s + 1) % self.cores[c].schedulers.len();
+                false
+            }
+        }
     }
 
     /// Issues the next instruction of the SIMD-group at position `pos` of scheduler `s`
@@ -488,6 +541,13 @@ impl Run<'_> {
                 let t = mem_done.map_or(now, |(t, _)| t);
                 w.drain = w.drain.max(t);
                 hold = self.mem.take_store_hold();
+                let reads = self.mem.take_store_reads();
+                if reads != 0 {
+                    // The store reads its registers as it leaves the store path.
+                    for &r in operands.srcs() {
+                        w.free[r as usize] = w.free[r as usize].max(reads);
+                    }
+                }
                 for &d in operands.dsts() {
                     w.ready[d as usize] = t;
                 }
@@ -566,6 +626,15 @@ impl Run<'_> {
                 } else {
                     None
                 };
+                // A register a store still in the path reads is not written before the
+                // store leaves (`memory.store_reads_at_leave`; otherwise 0).
+                let mut unread = 0;
+                if self.store_reads_at_leave {
+                    for &d in next.ops.dsts() {
+                        unread = unread.max(w.free[d as usize]);
+                    }
+                    t = t.max(unread);
+                }
                 match wp {
                     None => {
                         for &r in next.ops.srcs() {
@@ -575,7 +644,9 @@ impl Run<'_> {
                     Some(wp) => {
                         wp.floor = floor;
                         // The latest operand (the first of equals) and where it comes from.
-                        // A held store counts as waiting on memory.
+                        // A held store, or a register a store has still to read, counts
+                        // as waiting on memory.
+                        let hold = hold.max(unread);
                         let mut operands = (hold, hold != 0);
                         for &r in next.ops.srcs() {
                             let ready = w.ready[r as usize];

@@ -642,3 +642,43 @@ fn timing_does_not_change_results() {
     let f = run_functional(&m, &l);
     assert_eq!(t.buffers, f.buffers);
 }
+
+/// One sparse store (each lane writes one word of its own 32-byte sector) of `v10`, then
+/// `chain` dependent FMAs of which the first writes a new value, stored whole at the end.
+/// The FMA chain's first result takes the stored value's register (the slot allocator
+/// reuses the lowest free slot, and `v10`'s is that once the store has read it).
+fn store_then_chain(chain: usize) -> String {
+    let mut body = String::from(
+        "  v3 = const.u32 8\n  v4 = mul.u32 v2, v3\n  v5 = buffer_addr.0\n  v6 = ptradd.4 v5, v4\n  v10 = add.f32 v0, v0\n  st.device.f32 v6, v10\n  v11 = fma.f32 v0, v0, v0\n",
+    );
+    for i in 1..chain {
+        body += &format!("  v{} = fma.f32 v{}, v0, v0\n", 11 + i, 10 + i);
+    }
+    kernel(&body, 10 + chain)
+}
+
+#[test]
+fn a_store_that_reads_its_registers_at_leave_holds_the_next_write_of_them() {
+    let mut gpu = model("h100");
+    // A slow store path, so that the store is still in it when the chain starts.
+    gpu.memory.store_sector_cycles = Some(100.0);
+    gpu.memory.store_reads_at_leave = None;
+    let l = launch(
+        Grid::Threads([32, 1, 1]),
+        [32, 1, 1],
+        vec![buffer(0, "out", Type::F32, zeros(4 * 8 * 32))],
+    );
+    let chain = 100;
+    let at_issue = timed(&gpu, &store_then_chain(chain), &l);
+    gpu.memory.store_reads_at_leave = Some(true);
+    let at_leave = timed(&gpu, &store_then_chain(chain), &l);
+    assert_eq!(at_issue.buffers, at_leave.buffers);
+    // Read at issue, the chain runs while the store is in the path (3,200 cycles and
+    // more); read as it leaves, the chain starts only then.
+    let fma = gpu.latency.float_fma as u64;
+    let extra = at_leave.stats.cycles - at_issue.stats.cycles;
+    assert!(
+        extra >= (chain as u64 - 1) * fma,
+        "the chain of {chain} waited {extra} cycles more"
+    );
+}
