@@ -1136,12 +1136,19 @@ mod tests {
         assert_eq!(m.store(1, 1000, &[160, 170, 171]), 1000 + 100 + l2);
     }
 
-    #[test]
-    fn a_full_store_path_holds_the_store_and_lines_cost_their_own_time() {
+    /// M1 with sectors and a store path that holds two sparse stores, each costing 10
+    /// cycles a sparse sector and 5 a line.
+    fn m1_store_path() -> Gpu {
         let mut gpu = m1_sectors();
         gpu.memory.store_sector_cycles = Some(10.0);
         gpu.memory.store_line_cycles = Some(5.0);
         gpu.memory.store_queue = Some(2);
+        gpu
+    }
+
+    #[test]
+    fn a_full_store_path_holds_the_store_and_lines_cost_their_own_time() {
+        let gpu = m1_store_path();
         let mut m = MemorySystem::new(&gpu, 1.0);
         let l2 = gpu.memory.l2.latency as u64;
         // 8 sparse sectors in 2 lines: 90 cycles on the path.
@@ -1166,10 +1173,7 @@ mod tests {
 
     #[test]
     fn a_store_that_reads_at_leave_waits_before_issue_and_reports_when_it_leaves() {
-        let mut gpu = m1_sectors();
-        gpu.memory.store_sector_cycles = Some(10.0);
-        gpu.memory.store_line_cycles = Some(5.0);
-        gpu.memory.store_queue = Some(2);
+        let mut gpu = m1_store_path();
         let mut held = MemorySystem::new(&gpu, 1.0);
         // Without the field a store may always issue.
         assert_eq!(held.store_path_full(1, 1000), None);

@@ -19,9 +19,9 @@
 //!   until every live SIMD-group of its threadgroup has arrived, and releases them
 //!   `latency.barrier` later. Stores do not stall (unless the model limits its store
 //!   path: `memory.store_queue`, `memory.store_reads_at_leave`), but a SIMD-group
-//!   finishes only once its memory operations are done. At the end every dirty cache line counts as DRAM
-//!   traffic, and the dispatch ends no earlier than its DRAM traffic takes at DRAM
-//!   bandwidth (unless the model sets `memory.write_back_at_end = false`).
+//!   finishes only once its memory operations are done. At the end every dirty cache
+//!   line counts as DRAM traffic, and the dispatch ends no earlier than its DRAM traffic
+//!   takes at DRAM bandwidth (unless the model sets `memory.write_back_at_end = false`).
 //! - **Memory** ([`memsys`](super::memsys), [`coalesce`](super::coalesce)): a device
 //!   access becomes one request per distinct cache line; a constant access one per
 //!   distinct address (broadcast); a threadgroup access one wavefront per bank conflict
