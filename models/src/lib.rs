@@ -252,7 +252,8 @@ pub struct Memory {
     pub store_queue: Option<u32>,
     /// Whether a store in a core's store path reads its registers only when it leaves
     /// the path (needs `store_queue`): a device store then waits before it issues while
-    /// the path is full (not after), and an instruction that writes a register a store
+    /// the path is full (not after; a freed place goes to the oldest SIMD-group of the
+    /// core that waits for one), and an instruction that writes a register a store
     /// still in the path reads waits until that store leaves. Absent: false, a store
     /// reads its registers at issue and a full path holds the SIMD-group after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

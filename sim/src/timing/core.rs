@@ -31,6 +31,11 @@ pub(crate) struct Warp {
     pub free: Vec<u64>,
     /// When its outstanding stores complete.
     pub drain: u64,
+    /// Its core's count of SIMD-groups admitted before it: the older of two waiting for
+    /// a place in the store path takes it first (`memory.store_reads_at_leave`).
+    pub age: u64,
+    /// It waits for a place in its core's store path.
+    pub at_store: bool,
     /// While it waits at a barrier: when its next instruction's operands are ready (its
     /// [`Candidate::ready_at`] holds `u64::MAX` meanwhile).
     pub resume: u64,
@@ -46,6 +51,7 @@ impl Warp {
         self.ready.resize((slots[0] + slots[1]) as usize, 0);
         self.free.clear();
         self.free.resize((slots[0] + slots[1]) as usize, 0);
+        self.at_store = false;
     }
 }
 
@@ -313,10 +319,6 @@ pub(crate) struct Core {
     pub area: f64,
     /// The cycle `area` was last brought up to date.
     pub since: u64,
-    /// The scheduler that looks first for a SIMD-group to issue: the one after the
-    /// scheduler whose store last took a place in the store path, so that places go to
-    /// the schedulers in turn (`memory.store_reads_at_leave`; otherwise always 0).
-    pub store_turn: usize,
 }
 
 impl Core {
@@ -330,7 +332,6 @@ impl Core {
             resident: 0,
             area: 0.0,
             since: 0,
-            store_turn: 0,
         }
     }
 

@@ -83,6 +83,8 @@ struct Run<'p> {
     finish: u64,
     /// Threadgroups resident on some core.
     resident: usize,
+    /// SIMD-groups admitted so far (each one's [`Warp::age`]).
+    admitted: u64,
     tg_bytes: u64,
     spare: Vec<Warp>,
     program: &'p Program,
@@ -130,6 +132,7 @@ impl Timing for Model<'_> {
             events: BinaryHeap::new(),
             finish: 0,
             resident: 0,
+            admitted: 0,
             tg_bytes,
             spare: Vec::new(),
             program,
@@ -310,6 +313,8 @@ impl Run<'_> {
             w.group = id;
             w.sg = sg;
             w.drain = ready;
+            w.age = self.admitted;
+            self.admitted += 1;
             w.reset(slots);
             if self.prof.is_some() {
                 w.prof.get_or_insert_default().start(now, ready, slots);
@@ -359,9 +364,7 @@ impl Run<'_> {
     /// Lets each scheduler of core `c` issue at cycle `now`; whether any did.
     fn tick(&mut self, m: &mut Machine, c: usize, now: u64) -> Result<bool, Box<KernelFault>> {
         let mut issued = false;
-        let n = self.cores[c].schedulers.len();
-        let first = self.cores[c].store_turn;
-        for s in (first..n).chain(0..first) {
+        for s in 0..self.cores[c].schedulers.len() {
             let pos = loop {
                 let Some(pos) = self.cores[c].schedulers[s].pick_first(now, self.policy) else {
                     break None;
@@ -388,9 +391,10 @@ impl Run<'_> {
     }
 
     /// Whether the SIMD-group at position `pos` of scheduler `s` of core `c` must not
-    /// issue at `now` because its next instruction is a device store and the core's
-    /// store path is full (`memory.store_reads_at_leave`); if so, it is not picked again
-    /// before a place frees.
+    /// issue at `now` because its next instruction is a device store and it has no
+    /// place in the core's store path (`memory.store_reads_at_leave`): the path is
+    /// full, or an older SIMD-group of the core waits for the free place; if so, it is
+    /// not picked again before it could have one.
     fn store_waits(&mut self, m: &Machine, c: usize, s: usize, pos: usize, now: u64) -> bool {
         if !self.store_reads_at_leave {
             return false;
@@ -405,24 +409,35 @@ impl Run<'_> {
         if !store {
             return false;
         }
-        match self.mem.store_path_full(c, now) {
-            Some(free) => {
-                self.cores[c].schedulers[s].order[pos].ready_at = free;
-                // It waits on memory.
-                if let Some(wp) = self.cores[c].warps[slot]
-                    .as_mut()
-                    .and_then(|w| w.prof.as_deref_mut())
-                {
-                    wp.operands = wp.operands.max(free);
-                    wp.operands_memory = true;
-                }
-                true
-            }
-            None => {
-                self.cores[c].store_turn = (s + 1) % self.cores[c].schedulers.len();
-                false
-            }
+        let core = &self.cores[c];
+        let wait = match self.mem.store_path_full(c, now) {
+            Some(free) => Some(free),
+            // A place is free: the oldest SIMD-group that waits for one and could issue
+            // now takes it.
+            None => core
+                .schedulers
+                .iter()
+                .flat_map(|sc| &sc.order)
+                .any(|cand| {
+                    cand.ready_at <= now
+                        && core.warps[cand.slot as usize]
+                            .as_ref()
+                            .is_some_and(|o| o.at_store && o.age < w.age)
+                })
+                .then_some(now + 1),
+        };
+        let w = self.cores[c].warps[slot]
+            .as_mut()
+            .expect("picked slot is live");
+        w.at_store = wait.is_some();
+        let Some(until) = wait else { return false };
+        // It waits on memory.
+        if let Some(wp) = w.prof.as_deref_mut() {
+            wp.operands = wp.operands.max(until);
+            wp.operands_memory = true;
         }
+        self.cores[c].schedulers[s].order[pos].ready_at = until;
+        true
     }
 
     /// Issues the next instruction of the SIMD-group at position `pos` of scheduler `s`
