@@ -629,3 +629,61 @@ fn reconvergence_instructions_are_in_the_profile_with_the_branches_that_bring_th
         assert_eq!((i.executions, i.active_lanes), (2 * sgs, 32 * sgs), "{arm}");
     }
 }
+
+/// Six stores of one value per thread, each lane's word `k` of its own 32-byte sector:
+/// every store writes 32 sectors sparsely, and no register a store reads is written
+/// again.
+fn six_sparse_stores() -> String {
+    let mut body = String::from(
+        "kernel k {\n  param buffer(0) out device type \"float\" size 4 align 4\nbb0:\n  v0 = const.f32 1.0\n  v2 = sreg.thread_position_in_grid.x\n  v3 = const.u32 8\n  v4 = mul.u32 v2, v3\n  v5 = buffer_addr.0\n  v6 = ptradd.4 v5, v4\n  v10 = add.f32 v0, v0\n  st.device.f32 v6, v10\n",
+    );
+    for k in 1..6 {
+        body += &format!(
+            "  v{c} = const.i64 {off}\n  v{a} = ptradd.1 v6, v{c}\n  st.device.f32 v{a}, v10\n",
+            c = 20 + 2 * k,
+            a = 21 + 2 * k,
+            off = 4 * k
+        );
+    }
+    body + "  ret\n}\n"
+}
+
+#[test]
+fn a_freed_place_in_the_store_path_goes_to_the_oldest_simd_group_waiting() {
+    // One core, a store path of one place and slow stores; five threadgroups of one
+    // SIMD-group each, admitted one after another, all soon waiting for a place. The
+    // fifth shares a scheduler with the first (slot 4 of four schedulers), which looks
+    // for a SIMD-group to issue before the others in every cycle.
+    let mut gpu = metalsim_models::builtin("h100").unwrap();
+    gpu.cores = 1;
+    gpu.schedulers_per_core = 4;
+    gpu.memory.store_sector_cycles = Some(100.0);
+    gpu.memory.store_queue = Some(1);
+    gpu.memory.store_reads_at_leave = Some(true);
+    let l = launch(
+        Grid::Threads([160, 1, 1]),
+        [32, 1, 1],
+        vec![buffer(0, "out", Type::F32, zeros(4 * 8 * 160))],
+    );
+    let (_, p) = profiled_on(&six_sparse_stores(), &l, &gpu);
+    let end = |x| {
+        p.threadgroup_spans
+            .iter()
+            .find(|s| s.position[0] == x)
+            .expect("every threadgroup ran")
+            .end
+    };
+    // Each place goes to the oldest waiting: the threadgroups store, and finish, in the
+    // order they were admitted, each one's six stores (3,200 cycles each on the path)
+    // after the one before.
+    let store = 32 * 100;
+    for x in 0..4 {
+        assert!(
+            end(x + 1) >= end(x) + 5 * store,
+            "{:?}",
+            p.threadgroup_spans
+        );
+    }
+    // Waiting for a place counts as waiting on memory.
+    assert!(p.stalls[StallReason::Memory as usize] >= 4 * 6 * store);
+}
