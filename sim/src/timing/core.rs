@@ -45,12 +45,17 @@ pub(crate) struct Warp {
 }
 
 impl Warp {
-    /// Clears the scoreboard for a program with `slots` register slots per bank.
-    pub fn reset(&mut self, slots: [u32; 2]) {
+    /// Clears the scoreboard for a program with `slots` register slots per bank; with
+    /// `store_reads`, also when each register may be written again
+    /// (`memory.store_reads_at_leave`).
+    pub fn reset(&mut self, slots: [u32; 2], store_reads: bool) {
+        let n = (slots[0] + slots[1]) as usize;
         self.ready.clear();
-        self.ready.resize((slots[0] + slots[1]) as usize, 0);
+        self.ready.resize(n, 0);
         self.free.clear();
-        self.free.resize((slots[0] + slots[1]) as usize, 0);
+        if store_reads {
+            self.free.resize(n, 0);
+        }
         self.at_store = false;
     }
 }

@@ -132,16 +132,13 @@ pub(crate) struct MemorySystem {
     /// Per core, where the model limits its store path (`memory.store_queue`): the cycle
     /// each sparse store still in it leaves the path, oldest first.
     store_pending: Vec<VecDeque<u64>>,
-    /// The cycle the last store could leave its SIMD-group for a full store path (0:
-    /// at once), until [`take_store_hold`](Self::take_store_hold).
-    store_hold: u64,
     /// `memory.store_reads_at_leave`: a store waits before issue for a place in the
     /// path ([`store_path_full`](Self::store_path_full)) and reads its registers when it
-    /// leaves ([`take_store_reads`](Self::take_store_reads)), and is never held after.
+    /// leaves, and is never held after.
     store_reads_at_leave: bool,
-    /// The cycle the last store leaves its core's limited store path (0: it took no
-    /// place), until [`take_store_reads`](Self::take_store_reads).
-    store_reads: u64,
+    /// What the last store leaves its SIMD-group to wait for, until
+    /// [`take_store_wait`](Self::take_store_wait) (0: nothing).
+    store_wait: u64,
     /// Working space: the lines of an access coalesced into write units.
     lines: Vec<u64>,
     line_bytes: u64,
@@ -245,9 +242,8 @@ impl MemorySystem {
                     .collect(),
                 _ => Vec::new(),
             },
-            store_hold: 0,
             store_reads_at_leave: m.store_reads_at_leave == Some(true),
-            store_reads: 0,
+            store_wait: 0,
             lines: Vec::with_capacity(64),
             line_bytes: line,
             l1: (0..cores)
@@ -389,20 +385,14 @@ impl MemorySystem {
         (mask.count_ones() as u64) << self.sector_shift
     }
 
-    /// The cycle the SIMD-group of the last [`store`](Self::store) may issue again for
-    /// its core's full store path (`memory.store_queue`; 0: at once), then forgets it.
+    /// What the last [`store`](Self::store) leaves its SIMD-group to wait for where the
+    /// model limits its core's store path (`memory.store_queue`), then forgets it: the
+    /// cycle the SIMD-group may issue again, the store having found the path full; or,
+    /// with `memory.store_reads_at_leave`, the cycle the store leaves the path, before
+    /// which nothing may write a register it reads. 0: nothing.
     #[inline]
-    pub fn take_store_hold(&mut self) -> u64 {
-        std::mem::take(&mut self.store_hold)
-    }
-
-    /// Where the model says stores read their registers as they leave the store path
-    /// (`memory.store_reads_at_leave`): the cycle the last [`store`](Self::store) leaves
-    /// it, before which nothing may write a register it reads (0: it took no place, or
-    /// the model says otherwise); then forgets it.
-    #[inline]
-    pub fn take_store_reads(&mut self) -> u64 {
-        std::mem::take(&mut self.store_reads)
+    pub fn take_store_wait(&mut self) -> u64 {
+        std::mem::take(&mut self.store_wait)
     }
 
     /// Where the model says a store waits before issue for a place in its core's store
@@ -412,6 +402,12 @@ impl MemorySystem {
         if !self.store_reads_at_leave {
             return None;
         }
+        self.place_frees(core, now)
+    }
+
+    /// Forgets the stores that have left `core`'s store path by `now`; then, if it still
+    /// holds `memory.store_queue` of them, the cycle a place frees.
+    fn place_frees(&mut self, core: usize, now: u64) -> Option<u64> {
         let pending = &mut self.store_pending[core];
         while pending.front().is_some_and(|&t| t <= now) {
             pending.pop_front();
@@ -559,12 +555,11 @@ impl MemorySystem {
     /// also occupies the core's store path that long (and each line holding one
     /// `memory.store_line_cycles`). Where the model sets `memory.store_queue` and that
     /// many such stores are still in the path, the store leaves its SIMD-group only when
-    /// the oldest of them leaves the path ([`take_store_hold`](Self::take_store_hold)).
+    /// the oldest of them leaves the path ([`take_store_wait`](Self::take_store_wait)).
     /// The cycle the store is done.
     pub fn store(&mut self, core: usize, now: u64, units: &[u64]) -> u64 {
         let mut done = now;
-        self.store_hold = 0;
-        self.store_reads = 0;
+        self.store_wait = 0;
         if !self.store_port.is_empty() {
             let (sectors, lines) = self.sparse_sectors(units);
             if sectors > 0 {
@@ -575,16 +570,13 @@ impl MemorySystem {
                 let leaves = start + (steps as f64 * STORE_STEP).ceil() as u64;
                 done = leaves + self.l2_latency;
                 if self.store_queue > 0 {
-                    let pending = &mut self.store_pending[core];
-                    while pending.front().is_some_and(|&t| t <= now) {
-                        pending.pop_front();
-                    }
-                    if self.store_reads_at_leave {
-                        self.store_reads = leaves;
-                    } else if pending.len() >= self.store_queue {
-                        self.store_hold = pending[pending.len() - self.store_queue];
-                    }
-                    pending.push_back(leaves);
+                    let frees = self.place_frees(core, now);
+                    self.store_wait = if self.store_reads_at_leave {
+                        leaves
+                    } else {
+                        frees.unwrap_or(0)
+                    };
+                    self.store_pending[core].push_back(leaves);
                 }
             }
         }
@@ -1154,21 +1146,21 @@ mod tests {
         // 8 sparse sectors in 2 lines: 90 cycles on the path.
         let partial: Vec<u64> = (0..8).map(|s| 64 + 8 * s).collect();
         assert_eq!(m.store(1, 1000, &partial), 1000 + 90 + l2);
-        assert_eq!(m.take_store_hold(), 0);
+        assert_eq!(m.take_store_wait(), 0);
         // The path holds two such stores: the third waits until the first has left.
         assert_eq!(m.store(1, 1000, &partial), 1000 + 180 + l2);
-        assert_eq!(m.take_store_hold(), 0);
+        assert_eq!(m.take_store_wait(), 0);
         m.store(1, 1000, &partial);
-        assert_eq!(m.take_store_hold(), 1090);
-        assert_eq!(m.take_store_hold(), 0);
+        assert_eq!(m.take_store_wait(), 1090);
+        assert_eq!(m.take_store_wait(), 0);
         // Another core's path is its own; a store without sparse sectors never waits.
         m.store(0, 1000, &partial);
-        assert_eq!(m.take_store_hold(), 0);
+        assert_eq!(m.take_store_wait(), 0);
         m.store(1, 1000, &(128..144).collect::<Vec<u64>>());
-        assert_eq!(m.take_store_hold(), 0);
+        assert_eq!(m.take_store_wait(), 0);
         // Once the first two have left, there is room again.
         m.store(1, 1180, &partial);
-        assert_eq!(m.take_store_hold(), 0);
+        assert_eq!(m.take_store_wait(), 0);
     }
 
     #[test]
@@ -1182,20 +1174,20 @@ mod tests {
         let partial: Vec<u64> = (0..8).map(|s| 64 + 8 * s).collect();
         assert_eq!(m.store_path_full(1, 1000), None);
         m.store(1, 1000, &partial);
-        assert_eq!(m.take_store_reads(), 1090);
-        assert_eq!(m.take_store_reads(), 0);
+        assert_eq!(m.take_store_wait(), 1090);
+        assert_eq!(m.take_store_wait(), 0);
         assert_eq!(m.store_path_full(1, 1000), None);
         m.store(1, 1000, &partial);
-        assert_eq!(m.take_store_reads(), 1180);
+        assert_eq!(m.take_store_wait(), 1180);
         // Full: the next store waits until the first leaves, and nothing holds the
         // SIMD-group after a store.
         assert_eq!(m.store_path_full(1, 1000), Some(1090));
         assert_eq!(m.store_path_full(0, 1000), None);
-        assert_eq!(m.take_store_hold(), 0);
+        assert_eq!(m.take_store_wait(), 0);
         assert_eq!(m.store_path_full(1, 1090), None);
         // A store of whole sectors takes no place and reads at issue.
         m.store(1, 1090, &(128..144).collect::<Vec<u64>>());
-        assert_eq!(m.take_store_reads(), 0);
+        assert_eq!(m.take_store_wait(), 0);
     }
 
     #[test]

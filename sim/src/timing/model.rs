@@ -109,6 +109,9 @@ struct Run<'p> {
     /// `memory.store_reads_at_leave`: device stores wait before issue for a place in the
     /// store path, and their registers are not written again until they leave it.
     store_reads_at_leave: bool,
+    /// Where stores wait for a place in the store path (`memory.store_reads_at_leave`),
+    /// the pipelines of the program's device stores, one bit each (0: none to wait).
+    store_pipes: u16,
 }
 
 impl Timing for Model<'_> {
@@ -118,9 +121,17 @@ impl Timing for Model<'_> {
         let table = Table::new(gpu, program);
         let residency = Residency::new(gpu, program.register_use);
         let tg_bytes = m.threadgroup_bytes() as u64;
+        let insts = Decoded::of(program, &table);
+        let store_pipes = match gpu.memory.store_reads_at_leave {
+            Some(true) => insts
+                .iter()
+                .filter(|d| d.device_store)
+                .fold(0, |pipes, d| pipes | (1 << d.cost.pipe)),
+            _ => 0,
+        };
         let mut run = Run {
             mem: MemorySystem::new(gpu, table.wavefront),
-            insts: Decoded::of(program, &table),
+            insts,
             table,
             policy: gpu.scheduler_policy,
             residency,
@@ -158,6 +169,7 @@ impl Timing for Model<'_> {
             simdgroup_launch_cycles: gpu.simdgroup_launch_cycles.unwrap_or(0) as u64,
             launch_free: vec![0; gpu.cores.max(1) as usize],
             store_reads_at_leave: gpu.memory.store_reads_at_leave == Some(true),
+            store_pipes,
             prof: self.profile.map(|_| {
                 Box::new(Profiler::new(
                     program,
@@ -315,7 +327,7 @@ impl Run<'_> {
             w.drain = ready;
             w.age = self.admitted;
             self.admitted += 1;
-            w.reset(slots);
+            w.reset(slots, self.store_reads_at_leave);
             if self.prof.is_some() {
                 w.prof.get_or_insert_default().start(now, ready, slots);
             }
@@ -396,10 +408,12 @@ impl Run<'_> {
     /// full, or an older SIMD-group of the core waits for the free place; if so, it is
     /// not picked again before it could have one.
     fn store_waits(&mut self, m: &Machine, c: usize, s: usize, pos: usize, now: u64) -> bool {
-        if !self.store_reads_at_leave {
+        let cand = &self.cores[c].schedulers[s].order[pos];
+        // Only an instruction of a store's pipeline can be a store.
+        if self.store_pipes & (1 << cand.pipe) == 0 {
             return false;
         }
-        let slot = self.cores[c].schedulers[s].order[pos].slot as usize;
+        let slot = cand.slot as usize;
         let Some(w) = self.cores[c].warps[slot].as_ref() else {
             return false;
         };
@@ -502,7 +516,9 @@ impl Run<'_> {
         let mut release = false;
         let mut done = false;
         let mut waiting = false;
-        // Until when a store that found its core's store path full holds the SIMD-group.
+        // Until when the store path holds the SIMD-group: a store that found it full, or
+        // (`memory.store_reads_at_leave`) a register its next instruction writes that a
+        // store in the path has still to read.
         let mut hold = 0;
         // The pc the step ran: a SIMD-group whose remaining lanes wait at the exit takes
         // a step without an instruction, counted as its last one.
@@ -555,12 +571,13 @@ impl Run<'_> {
                 // A SIMD-group is done only when its memory operations are.
                 let t = mem_done.map_or(now, |(t, _)| t);
                 w.drain = w.drain.max(t);
-                hold = self.mem.take_store_hold();
-                let reads = self.mem.take_store_reads();
-                if reads != 0 {
+                let wait = self.mem.take_store_wait();
+                if !self.store_reads_at_leave {
+                    hold = wait;
+                } else if wait != 0 {
                     // The store reads its registers as it leaves the store path.
                     for &r in operands.srcs() {
-                        w.free[r as usize] = w.free[r as usize].max(reads);
+                        w.free[r as usize] = w.free[r as usize].max(wait);
                     }
                 }
                 for &d in operands.dsts() {
@@ -635,21 +652,19 @@ impl Run<'_> {
             }
             if let Some(next_pc) = next_pc {
                 let next = &self.insts[next_pc as usize];
+                if self.store_reads_at_leave {
+                    // A register a store still in the path reads is not written before
+                    // the store leaves.
+                    for &d in next.ops.dsts() {
+                        hold = hold.max(w.free[d as usize]);
+                    }
+                }
                 let mut t = floor.max(hold);
                 let wp = if PROFILED {
                     w.prof.as_deref_mut()
                 } else {
                     None
                 };
-                // A register a store still in the path reads is not written before the
-                // store leaves (`memory.store_reads_at_leave`; otherwise 0).
-                let mut unread = 0;
-                if self.store_reads_at_leave {
-                    for &d in next.ops.dsts() {
-                        unread = unread.max(w.free[d as usize]);
-                    }
-                    t = t.max(unread);
-                }
                 match wp {
                     None => {
                         for &r in next.ops.srcs() {
@@ -661,7 +676,6 @@ impl Run<'_> {
                         // The latest operand (the first of equals) and where it comes from.
                         // A held store, or a register a store has still to read, counts
                         // as waiting on memory.
-                        let hold = hold.max(unread);
                         let mut operands = (hold, hold != 0);
                         for &r in next.ops.srcs() {
                             let ready = w.ready[r as usize];
