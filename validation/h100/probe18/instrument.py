@@ -6,7 +6,9 @@ kernels probed, `float_ops` and `int_ops`, run their stores in one block), and i
 into a device array that the host writes to DIR/probe.bin after the timed launches (so
 the records are of the last one, which followed a flush of the L2).
 
-    python3 instrument.py KERNEL.cu OUT.cu
+    python3 instrument.py KERNEL.cu OUT.cu [K]
+
+With K (probe 19), the second record is after the K-th store instead of the first.
 """
 import re
 import sys
@@ -21,7 +23,10 @@ kernel = src[body:end]
 stores = [m for m in re.finditer(r"^\s*\(\((?:float|int32_t|uint32_t|ms_f16|int16_t|uint16_t)\*\)\(v\d+\)\)\[0\] = [^;]+;$", kernel, re.M)]
 if len(stores) < 2:
     sys.exit(f"{sys.argv[1]}: found {len(stores)} device stores")
-first, last = stores[0], stores[-1]
+at = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+if not 1 <= at < len(stores):
+    sys.exit(f"{sys.argv[1]}: store {at} of {len(stores)} is not one before the last")
+first, last = stores[at - 1], stores[-1]
 kernel = (kernel[: last.end()] + "\n    ms_t2 = clock64();" + kernel[last.end():])
 kernel = (kernel[: first.end()] + "\n    ms_t1 = clock64();" + kernel[first.end():])
 entry = ("\n    unsigned long long ms_t0 = clock64(), ms_t1 = 0, ms_t2 = 0;")
@@ -39,4 +44,4 @@ anchor = "    std::vector<double> sorted = times;\n"
 assert anchor in src
 src = src.replace(anchor, dump + anchor, 1)
 open(sys.argv[2], "w").write(src)
-print(f"{sys.argv[1]}: {len(stores)} stores, records after the first and the last")
+print(f"{sys.argv[1]}: {len(stores)} stores, records after store {at} and the last")
