@@ -106,11 +106,9 @@ struct Run<'p> {
     launch_free: Vec<u64>,
     /// The profile's counters, when profiling.
     prof: Option<Box<Profiler>>,
-    /// `memory.store_reads_at_leave`: device stores wait before issue for a place in the
-    /// store path, and their registers are not written again until they leave it.
-    store_reads_at_leave: bool,
     /// Where stores wait for a place in the store path (`memory.store_reads_at_leave`),
-    /// the pipelines of the program's device stores, one bit each (0: none to wait).
+    /// the pipelines of the program's device stores, one bit each (0: none to wait, and
+    /// no register a store reads to keep; see [`Run::reads_at_leave`]).
     store_pipes: u16,
 }
 
@@ -168,7 +166,6 @@ impl Timing for Model<'_> {
             launch_cycles: gpu.threadgroup_launch_cycles.unwrap_or(0) as u64,
             simdgroup_launch_cycles: gpu.simdgroup_launch_cycles.unwrap_or(0) as u64,
             launch_free: vec![0; gpu.cores.max(1) as usize],
-            store_reads_at_leave: gpu.memory.store_reads_at_leave == Some(true),
             store_pipes,
             prof: self.profile.map(|_| {
                 Box::new(Profiler::new(
@@ -327,7 +324,7 @@ impl Run<'_> {
             w.drain = ready;
             w.age = self.admitted;
             self.admitted += 1;
-            w.reset(slots, self.store_reads_at_leave);
+            w.reset(slots, self.reads_at_leave());
             if self.prof.is_some() {
                 w.prof.get_or_insert_default().start(now, ready, slots);
             }
@@ -400,6 +397,15 @@ impl Run<'_> {
             }
         }
         Ok(issued)
+    }
+
+    /// Whether the program's device stores read their registers as they leave the store
+    /// path (`memory.store_reads_at_leave`), so that they wait before issue for a place
+    /// and their registers are not written again until they leave. A program without
+    /// device stores has no such store, whatever the model says.
+    #[inline]
+    fn reads_at_leave(&self) -> bool {
+        self.store_pipes != 0
     }
 
     /// Whether the SIMD-group at position `pos` of scheduler `s` of core `c` must not
@@ -504,6 +510,7 @@ impl Run<'_> {
             }
             _ => None,
         };
+        let reads_at_leave = self.reads_at_leave();
         let core = &mut self.cores[c];
         let sched = &mut core.schedulers[s];
         sched.pipe_free[cost.pipe as usize] = now + cost.busy as u64;
@@ -572,7 +579,7 @@ impl Run<'_> {
                 let t = mem_done.map_or(now, |(t, _)| t);
                 w.drain = w.drain.max(t);
                 let wait = self.mem.take_store_wait();
-                if !self.store_reads_at_leave {
+                if !reads_at_leave {
                     hold = wait;
                 } else if wait != 0 {
                     // The store reads its registers as it leaves the store path.
@@ -652,7 +659,7 @@ impl Run<'_> {
             }
             if let Some(next_pc) = next_pc {
                 let next = &self.insts[next_pc as usize];
-                if self.store_reads_at_leave {
+                if reads_at_leave {
                     // A register a store still in the path reads is not written before
                     // the store leaves.
                     for &d in next.ops.dsts() {

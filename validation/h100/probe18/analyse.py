@@ -69,18 +69,25 @@ def order(label, per_unit, seed=1, pairs=3000):
           f"median {pct(spreads, 0.5)} cycles")
 
 
+def records(path):
+    """The complete records of a `.probe.bin.gz` file: (warp index, entry, second clock,
+    last store, SM) for every warp that wrote all three clocks."""
+    raw = gzip.open(path).read()
+    for i in range(len(raw) // 32):
+        t0, t1, t2, sm = struct.unpack_from("<4Q", raw, 32 * i)
+        if t0 and t1 and t2:
+            yield i, t0, t1, t2, sm
+
+
 def main():
     folder = sys.argv[1]
     for k in sys.argv[2:] or ["float_ops", "int_ops"]:
-        raw = gzip.open(os.path.join(folder, f"{k}.probe.bin.gz")).read()
         per_sm = defaultdict(list)
         firsts = defaultdict(list)
-        for i in range(len(raw) // 32):
-            t0, t1, t2, sm = struct.unpack_from("<4Q", raw, 32 * i)
-            if t0 and t1 and t2:
-                per_sm[sm].append((t0, t1, t2))
-                # The cross-check's blocks are of four warps (128 threads).
-                firsts[sm].append((t0, t1, i % 4, i // 4))
+        for i, t0, t1, t2, sm in records(os.path.join(folder, f"{k}.probe.bin.gz")):
+            per_sm[sm].append((t0, t1, t2))
+            # The cross-check's blocks are of four warps (128 threads).
+            firsts[sm].append((t0, t1, i % 4, i // 4))
         report(k, per_sm)
         order(k, firsts)
 

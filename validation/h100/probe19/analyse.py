@@ -11,16 +11,12 @@ With --sim FILE KERNEL it reads instead the `DBGS core entry store1 store2 ...` 
 that probe 18's sim_records.patch makes `metalsim run` print (every store of every
 SIMD-group, in the order they issued), and prints the same table for the simulation.
 """
-import gzip
 import os
-import struct
 import sys
 from collections import defaultdict
 
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * len(xs)))]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "probe18"))
+from analyse import pct, records  # noqa: E402
 
 
 def row(k, per_unit):
@@ -43,12 +39,9 @@ def h100(folder, kernel):
     print(f"{kernel} (H100)\n{HEADER}")
     k = 1
     while os.path.exists(path := os.path.join(folder, f"{kernel}_{k}.probe.bin.gz")):
-        raw = gzip.open(path).read()
         per_sm = defaultdict(list)
-        for i in range(len(raw) // 32):
-            t0, t1, t2, sm = struct.unpack_from("<4Q", raw, 32 * i)
-            if t0 and t1 and t2:
-                per_sm[sm].append((t0, t1, t2))
+        for _, t0, t1, t2, sm in records(path):
+            per_sm[sm].append((t0, t1, t2))
         print(row(k, per_sm))
         k += 1
 
