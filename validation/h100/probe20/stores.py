@@ -12,15 +12,21 @@ import csv
 import sys
 
 
-def ncu(path):
+def source(path):
+    """The SASS instructions of Nsight Compute's source page at `path`, in program
+    order: (instruction text, its warp-state samples, its row by column name)."""
     rows = list(csv.reader(open(path)))
     head = next(i for i, r in enumerate(rows) if r and r[0] == "Address")
-    ix = {n: i for i, n in enumerate(rows[head])}
     for r in rows[head + 1:]:
-        src = r[ix["Source"]].strip()
+        row = dict(zip(rows[head], r))
+        yield row["Source"].strip(), int(row["Warp Stall Sampling (All Samples)"]), row
+
+
+def ncu(path):
+    for src, samples, row in source(path):
         kind = "store" if src.startswith("STG") else "load" if src.startswith("LDG") else \
-            "drain" if int(r[ix["stall_drain"]]) * 2 > int(r[ix["Warp Stall Sampling (All Samples)"]]) else "other"
-        yield kind, int(r[ix["Warp Stall Sampling (All Samples)"]])
+            "drain" if int(row["stall_drain"]) * 2 > samples else "other"
+        yield kind, samples
 
 
 SIM = ["issue_cycles", "stall_memory", "stall_alu", "stall_barrier", "stall_pipeline",

@@ -8,7 +8,7 @@
 #   bash validation/h100/probe22/curve.sh target/release/metalsim > curve.txt
 # Each line: kernel|rule|DRAM MB|resident before between. Three runs at a time.
 B=${1:?patched metalsim binary}
-P=validation/h100/probe10; C=validation/crosscheck; M=models/chips/h100.toml
+P=validation/h100/probe10; C=validation/crosscheck
 declare -A K=(
  [float_ops]="$C/float_ops.metal $C/float_ops.toml"
  [int_ops]="$C/int_ops.metal $C/int_ops.toml"
@@ -20,17 +20,10 @@ declare -A K=(
 )
 RULES=("X=1" "MS_WAR=0" "MS_PERWARP=1 MS_WAR=0" "MS_PERWARP=2 MS_WAR=0" "MS_PERWARP=3 MS_WAR=0"
        "MS_TURN=1" "MS_FIFO=1" "MS_DIST=2 MS_WAR=0" "MS_FREE=2")
-T=$(mktemp -d)
 one() { # kernel rule-index
-  local k=$1 i=$2; set -- ${K[$k]}
-  local f=$T/$k-$i
-  env MS_DBG=1 ${RULES[$i]} $B run $1 --spec $2 --model $M > $f.out 2> $f.dbg
-  local d=$(grep -oE "[0-9.]+ MB to and from DRAM" $f.out | cut -d' ' -f1)
-  local s=$(python3 validation/h100/probe18/sim_stats.py $f.dbg | grep "at once" \
-            | grep -oE "[0-9.]+ (from|before|between)" | cut -d' ' -f1 | tr '\n' ' ')
-  echo "$k|${RULES[$i]}|$d|$s"
-  rm -f $f.dbg $f.out
+  local d counts
+  IFS='|' read -r d counts _ <<< "$(bash validation/h100/probe22/sim_point.sh $B ${K[$1]} ${RULES[$2]})"
+  echo "$1|${RULES[$2]}|$d|$counts"
 }
 for k in "${!K[@]}"; do for i in "${!RULES[@]}"; do echo "$k $i"; done; done | \
   (while read k i; do one $k $i & while [ $(jobs -r | wc -l) -ge 3 ]; do sleep 1; done; done; wait) | sort
-rmdir $T

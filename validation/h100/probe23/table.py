@@ -6,25 +6,24 @@ store before it reads: mean and range) and its exit (`drain`).
 
     python3 validation/h100/probe23/table.py validation/h100/probe23
 """
-import csv
 import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "probe20"))
+from stores import source  # noqa: E402
 
 folder = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 print("| launch | load | store 1 | other stores: mean (range) | clock reads: mean (range) | exit |")
 print("|---|---:|---:|---|---|---:|")
 for w in (8, 12, 16, 20, 24, 32):
-    lines = open(os.path.join(folder, f"w{w}_timed_reuse-source.csv")).read().splitlines()
-    start = next(j for j, l in enumerate(lines) if l.startswith('"Address'))
-    rows = list(csv.DictReader(lines[start:]))
-    total = sum(float(r["Warp Stall Sampling (All Samples)"] or 0) for r in rows)
-    pct = lambda r: 100 * float(r["Warp Stall Sampling (All Samples)"] or 0) / total
-    src = lambda r: r["Source"].strip()
-    loads = [pct(r) for r in rows if src(r).startswith("LDG")]
+    rows = list(source(os.path.join(folder, f"w{w}_timed_reuse-source.csv")))
+    total = sum(n for _, n, _ in rows)
+    share = lambda keep: [100 * n / total for src, n, row in rows if keep(src, row)]
+    loads = share(lambda src, _: src.startswith("LDG"))
     # The burst's stores are the 4-byte ones; the records' stores are STG.E.64.
-    stores = [pct(r) for r in rows if src(r).startswith("STG.E ")]
-    clocks = [pct(r) for r in rows if "SR_CLOCKLO" in src(r)]
-    exits = [pct(r) for r in rows if src(r).startswith("BRA") and float(r["stall_drain"] or 0) > 0]
+    stores = share(lambda src, _: src.startswith("STG.E "))
+    clocks = share(lambda src, _: "SR_CLOCKLO" in src)
+    exits = share(lambda src, row: src.startswith("BRA") and int(row["stall_drain"]) > 0)
     rest = stores[1:]
     print(f"| `w{w}_timed_reuse` | {sum(loads):.1f} | {stores[0]:.1f} | "
           f"{sum(rest) / len(rest):.1f} ({min(rest):.1f}-{max(rest):.1f}) | "

@@ -6,16 +6,14 @@
 # (git apply validation/h100/probe18/sim_records.patch && cargo build --release).
 # Each line: kernel D | DRAM MB | resident before between | time.
 B=${1:?patched metalsim binary}
-P=validation/h100/probe10; M=models/chips/h100.toml
+P=validation/h100/probe10
 T=$(mktemp -d)
 one() { # kernel D
-  local f=$T/$1-$2 d=()
+  local d=() mb counts time
   [ "$2" != none ] && d=(MS_DIST=$2)
-  env MS_DBG=1 MS_WAR=0 "${d[@]}" $B run $P/kernels/$1.metal --spec $P/specs/$1.toml --model $M > $f.out 2> $f.dbg
-  local mb=$(grep -oE "[0-9.]+ MB to and from DRAM" $f.out | cut -d' ' -f1)
-  local s=$(python3 validation/h100/probe18/sim_stats.py $f.dbg | grep "at once" \
-            | grep -oE "[0-9.]+ (from|before|between)" | cut -d' ' -f1 | tr '\n' ' ')
-  echo "$1 $2 | $mb | $s| $(grep -oE '[0-9.]+ us' $f.out | head -1)"
+  IFS='|' read -r mb counts time <<< "$(bash validation/h100/probe22/sim_point.sh $B \
+      $P/kernels/$1.metal $P/specs/$1.toml MS_WAR=0 "${d[@]}")"
+  echo "$1 $2 | $mb | $counts| $time"
 }
 for x in "fo_pure 1" "fo_pure 2" "fo_pure 4" "fo_pure none" "io_pure 1" "io_pure 2" "io_pure 4" "io_pure 8" "io_pure none"; do
   one $x > $T/line-${x// /_} &
