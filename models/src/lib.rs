@@ -258,6 +258,19 @@ pub struct Memory {
     /// reads its registers at issue and a full path holds the SIMD-group after it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_reads_at_leave: Option<bool>,
+    /// Whether a device load waits for a place in the store path as a store does (needs
+    /// `store_reads_at_leave`): it does not issue while the path is full or while a
+    /// SIMD-group that goes before it waits for a place, and once issued it takes no
+    /// place (loads and stores share one queue into the core's memory path, and a
+    /// load passes through it in a few cycles). Absent: false, loads never wait for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_path_loads: Option<bool>,
+    /// The period, in core cycles, of the store path's starvation clock (needs
+    /// `store_reads_at_leave`): a SIMD-group that has waited for a place since before
+    /// the clock's last tick but one goes before every SIMD-group that has not, and
+    /// the oldest goes first among either. Absent: the oldest always goes first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_starve_cycles: Option<u32>,
     /// Whether a dirty sector leaving the last cache level holding only part of its bytes
     /// (brought in by stores that did not write all of it) is read from DRAM to be merged
     /// before it is written: memory whose error-correcting code covers a whole sector
@@ -652,6 +665,20 @@ impl Gpu {
             return Err(invalid(
                 "memory.store_reads_at_leave",
                 "needs memory.store_queue",
+            ));
+        }
+        if m.store_path_loads == Some(true) && m.store_reads_at_leave != Some(true) {
+            return Err(invalid(
+                "memory.store_path_loads",
+                "needs memory.store_reads_at_leave",
+            ));
+        }
+        if let Some(n) = m.store_starve_cycles
+            && (m.store_reads_at_leave != Some(true) || n == 0)
+        {
+            return Err(invalid(
+                "memory.store_starve_cycles",
+                "needs memory.store_reads_at_leave, and must be at least 1",
             ));
         }
         if m.partial_sector_read == Some(true) {
@@ -1054,6 +1081,10 @@ mod tests {
         let e =
             error_of(|t| t.replace("[memory.l1]", "store_reads_at_leave = true\n\n[memory.l1]"));
         assert!(e.contains("needs memory.store_queue"), "{e}");
+        for field in ["store_path_loads = true", "store_starve_cycles = 16384"] {
+            let e = error_of(|t| t.replace("[memory.l1]", &format!("{field}\n\n[memory.l1]")));
+            assert!(e.contains("needs memory.store_reads_at_leave"), "{e}");
+        }
         let e = error_of(|t| t.replace("[memory.l1]", "[memory.l1]\nsector_fill = true"));
         assert!(e.contains("memory.l1.sector_fill"), "{e}");
         let e = error_of(|t| t.replace("[memory.slc]", "[memory.slc]\nsector_fill = true"));

@@ -36,6 +36,10 @@ pub(crate) struct Warp {
     pub age: u64,
     /// It waits for a place in its core's store path.
     pub at_store: bool,
+    /// Since when it has waited for that place (meaningful while `at_store`): one that
+    /// has waited since before the store path's starvation clock's last tick but one
+    /// goes first (`memory.store_starve_cycles`).
+    pub waits_since: u64,
     /// While it waits at a barrier: when its next instruction's operands are ready (its
     /// [`Candidate::ready_at`] holds `u64::MAX` meanwhile).
     pub resume: u64,
@@ -125,6 +129,8 @@ pub(crate) struct Decoded {
     pub cost: Cost,
     /// Whether it stores to device memory.
     pub device_store: bool,
+    /// Whether it loads from device memory.
+    pub device_load: bool,
 }
 
 impl Decoded {
@@ -142,6 +148,12 @@ impl Decoded {
                     Kind::Store(Space::Device, _)
                         | Kind::StoreVec(Space::Device, ..)
                         | Kind::MatrixStore(Space::Device, ..)
+                ),
+                device_load: matches!(
+                    ins.kind,
+                    Kind::Load(Space::Device, _)
+                        | Kind::LoadVec(Space::Device, ..)
+                        | Kind::MatrixLoad(Space::Device, ..)
                 ),
             })
             .collect()

@@ -110,6 +110,12 @@ struct Run<'p> {
     /// the pipelines of the program's device stores, one bit each (0: none to wait, and
     /// no register a store reads to keep; see [`Run::reads_at_leave`]).
     store_pipes: u16,
+    /// Where device loads wait for the store path too (`memory.store_path_loads`), the
+    /// pipelines of the program's device loads, one bit each (0: loads never wait).
+    load_pipes: u16,
+    /// The period of the store path's starvation clock (`memory.store_starve_cycles`;
+    /// 0: none).
+    starve_cycles: u64,
 }
 
 impl Timing for Model<'_> {
@@ -124,6 +130,13 @@ impl Timing for Model<'_> {
             Some(true) => insts
                 .iter()
                 .filter(|d| d.device_store)
+                .fold(0, |pipes, d| pipes | (1 << d.cost.pipe)),
+            _ => 0,
+        };
+        let load_pipes = match gpu.memory.store_path_loads {
+            Some(true) if store_pipes != 0 => insts
+                .iter()
+                .filter(|d| d.device_load)
                 .fold(0, |pipes, d| pipes | (1 << d.cost.pipe)),
             _ => 0,
         };
@@ -167,6 +180,8 @@ impl Timing for Model<'_> {
             simdgroup_launch_cycles: gpu.simdgroup_launch_cycles.unwrap_or(0) as u64,
             launch_free: vec![0; gpu.cores.max(1) as usize],
             store_pipes,
+            load_pipes,
+            starve_cycles: gpu.memory.store_starve_cycles.map_or(0, u64::from),
             prof: self.profile.map(|_| {
                 Box::new(Profiler::new(
                     program,
@@ -217,6 +232,19 @@ impl Timing for Model<'_> {
 
 /// What a memory instruction at `pc` moved, for the profile: `access` is the machine's
 /// record of it and `transactions` what [`Run::memory_time`] counted.
+/// Whether a SIMD-group that has waited for a place in the store path since `a.0`, of
+/// age `a.1` (its core's count of SIMD-groups admitted before it), takes a free place at
+/// `now` before one that has waited since `b.0`, of age `b.1`. With a starvation clock
+/// of period `starve_cycles` (`memory.store_starve_cycles`; 0: none), one that has
+/// waited since before the clock's last tick but one (through a whole period) goes
+/// before one that has not; otherwise, and among either, the older goes first.
+fn goes_first(a: (u64, u64), b: (u64, u64), now: u64, starve_cycles: u64) -> bool {
+    let starved = |since: u64| {
+        starve_cycles != 0 && since < (now / starve_cycles).saturating_sub(1) * starve_cycles
+    };
+    (!starved(a.0), a.1) < (!starved(b.0), b.1)
+}
+
 fn memory_event(program: &Program, a: &Access, pc: u32, transactions: u64) -> MemoryEvent {
     let device = matches!(a.space, Space::Device | Space::Constant);
     let bytes = if device { a.total_bytes() } else { 0 };
@@ -409,46 +437,59 @@ impl Run<'_> {
     }
 
     /// Whether the SIMD-group at position `pos` of scheduler `s` of core `c` must not
-    /// issue at `now` because its next instruction is a device store and it has no
-    /// place in the core's store path (`memory.store_reads_at_leave`): the path is
-    /// full, or an older SIMD-group of the core waits for the free place; if so, it is
-    /// not picked again before it could have one.
+    /// issue at `now` because its next instruction is a device store (or, with
+    /// `memory.store_path_loads`, a device load) and it has no place in the core's
+    /// store path (`memory.store_reads_at_leave`): the path is full, or a SIMD-group of
+    /// the core that goes first ([`goes_first`]) waits for the free place; if so,
+    /// it is not picked again before it could have one.
     fn store_waits(&mut self, m: &Machine, c: usize, s: usize, pos: usize, now: u64) -> bool {
         let cand = &self.cores[c].schedulers[s].order[pos];
-        // Only an instruction of a store's pipeline can be a store.
-        if self.store_pipes & (1 << cand.pipe) == 0 {
+        // Only an instruction of a store's (or a waiting load's) pipeline can be one.
+        if (self.store_pipes | self.load_pipes) & (1 << cand.pipe) == 0 {
             return false;
         }
         let slot = cand.slot as usize;
         let Some(w) = self.cores[c].warps[slot].as_ref() else {
             return false;
         };
-        let store = m
-            .next_pc(w.group, w.sg)
-            .is_some_and(|pc| self.insts[pc as usize].device_store);
-        if !store {
+        let waits_for_place = m.next_pc(w.group, w.sg).is_some_and(|pc| {
+            let d = &self.insts[pc as usize];
+            d.device_store || (self.load_pipes != 0 && d.device_load)
+        });
+        if !waits_for_place {
             return false;
         }
         let core = &self.cores[c];
         let wait = match self.mem.store_path_full(c, now) {
             Some(free) => Some(free),
-            // A place is free: the oldest SIMD-group that waits for one and could issue
-            // now takes it.
-            None => core
-                .schedulers
-                .iter()
-                .flat_map(|sc| &sc.order)
-                .any(|cand| {
-                    cand.ready_at <= now
-                        && core.warps[cand.slot as usize]
-                            .as_ref()
-                            .is_some_and(|o| o.at_store && o.age < w.age)
-                })
-                .then_some(now + 1),
+            // A place is free: of the SIMD-groups that wait for one and could issue now,
+            // the one that goes first takes it.
+            None => {
+                let mine = (if w.at_store { w.waits_since } else { now }, w.age);
+                core.schedulers
+                    .iter()
+                    .flat_map(|sc| &sc.order)
+                    .any(|cand| {
+                        cand.ready_at <= now
+                            && core.warps[cand.slot as usize].as_ref().is_some_and(|o| {
+                                o.at_store
+                                    && goes_first(
+                                        (o.waits_since, o.age),
+                                        mine,
+                                        now,
+                                        self.starve_cycles,
+                                    )
+                            })
+                    })
+                    .then_some(now + 1)
+            }
         };
         let w = self.cores[c].warps[slot]
             .as_mut()
             .expect("picked slot is live");
+        if wait.is_some() && !w.at_store {
+            w.waits_since = now;
+        }
         w.at_store = wait.is_some();
         let Some(until) = wait else { return false };
         // It waits on memory.
@@ -843,5 +884,30 @@ impl Run<'_> {
             }
             self.admit_next(m, c, now + 1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::goes_first;
+
+    #[test]
+    fn without_a_starvation_clock_the_older_goes_first() {
+        assert!(goes_first((500, 3), (10, 7), 1_000_000, 0));
+        assert!(!goes_first((10, 7), (500, 3), 1_000_000, 0));
+    }
+
+    #[test]
+    fn one_that_waited_through_a_whole_period_goes_before_the_older() {
+        let p = 16384;
+        // At 3.5 periods, the tick but one before now is at 2 periods.
+        let now = 3 * p + p / 2;
+        assert!(goes_first((2 * p - 1, 9), (3 * p, 2), now, p));
+        assert!(!goes_first((3 * p, 2), (2 * p - 1, 9), now, p));
+        // Both starved, or neither: the older.
+        assert!(goes_first((p, 2), (2 * p - 1, 9), now, p));
+        assert!(goes_first((3 * p, 2), (2 * p, 9), now, p));
+        // Before the clock's second tick nothing has waited a whole period.
+        assert!(!goes_first((0, 9), (10, 2), p + 5, p));
     }
 }

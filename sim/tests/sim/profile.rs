@@ -660,6 +660,7 @@ fn a_freed_place_in_the_store_path_goes_to_the_oldest_simd_group_waiting() {
     gpu.memory.store_sector_cycles = Some(100.0);
     gpu.memory.store_queue = Some(1);
     gpu.memory.store_reads_at_leave = Some(true);
+    gpu.memory.store_starve_cycles = None;
     let l = launch(
         Grid::Threads([160, 1, 1]),
         [32, 1, 1],
@@ -686,4 +687,35 @@ fn a_freed_place_in_the_store_path_goes_to_the_oldest_simd_group_waiting() {
     }
     // Waiting for a place counts as waiting on memory.
     assert!(p.stalls[StallReason::Memory as usize] >= 4 * 6 * store);
+}
+
+#[test]
+fn a_simd_group_starved_of_a_place_for_a_whole_period_goes_first() {
+    // The same five SIMD-groups with the store path's starvation clock: the youngest,
+    // waiting from the start, takes places from the second tick on, while older ones
+    // still store, so it has fewer of its six stores left once the fourth is done.
+    let mut gpu = metalsim_models::builtin("h100").unwrap();
+    gpu.cores = 1;
+    gpu.schedulers_per_core = 4;
+    gpu.memory.store_sector_cycles = Some(100.0);
+    gpu.memory.store_queue = Some(1);
+    gpu.memory.store_reads_at_leave = Some(true);
+    gpu.memory.store_starve_cycles = Some(8192);
+    let l = launch(
+        Grid::Threads([160, 1, 1]),
+        [32, 1, 1],
+        vec![buffer(0, "out", Type::F32, zeros(4 * 8 * 160))],
+    );
+    let (_, p) = profiled_on(&six_sparse_stores(), &l, &gpu);
+    let end = |x| {
+        p.threadgroup_spans
+            .iter()
+            .find(|s| s.position[0] == x)
+            .expect("every threadgroup ran")
+            .end
+    };
+    let store = 32 * 100;
+    // Oldest first, the fifth would end its six stores after the fourth's last, five
+    // stores or more later (the test above).
+    assert!(end(4) < end(3) + 5 * store, "{:?}", p.threadgroup_spans);
 }

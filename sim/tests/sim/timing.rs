@@ -682,3 +682,45 @@ fn a_store_that_reads_its_registers_at_leave_holds_the_next_write_of_them() {
         "the chain of {chain} waited {extra} cycles more"
     );
 }
+
+#[test]
+fn a_load_waits_for_a_full_store_path_when_loads_share_it() {
+    let mut gpu = model("h100");
+    // One place, and a slow path, so that the sparse store fills it for 3,200 cycles.
+    gpu.memory.store_queue = Some(1);
+    gpu.memory.store_sector_cycles = Some(100.0);
+    let l = launch(
+        Grid::Threads([32, 1, 1]),
+        [32, 1, 1],
+        vec![buffer(0, "out", Type::F32, zeros(4 * 8 * 32))],
+    );
+    // A sparse store (each lane one word of its own sector), then a dense load of
+    // another part of the buffer and a chain of FMAs from its value, which the final
+    // store takes (that store waits for the sparse one to leave the path either way).
+    let chain = 1000;
+    let mut body = String::from(
+        "  v3 = const.u32 8\n  v4 = mul.u32 v2, v3\n  v5 = buffer_addr.0\n  v6 = ptradd.4 v5, v4\n  v10 = add.f32 v0, v0\n  st.device.f32 v6, v10\n  v7 = ptradd.4 v5, v2\n  v11 = ld.device.f32 v7\n",
+    );
+    for i in 0..chain {
+        body += &format!("  v{} = fma.f32 v{}, v0, v0\n", 12 + i, 11 + i);
+    }
+    // The stored value stays live to the end, so that no result takes its register
+    // (which would hold the SIMD-group until the store leaves either way).
+    body += &format!("  v{} = fma.f32 v{}, v10, v0\n", 12 + chain, 11 + chain);
+    let text = kernel(&body, 12 + chain);
+    gpu.memory.store_path_loads = None;
+    let apart = timed(&gpu, &text, &l);
+    gpu.memory.store_path_loads = Some(true);
+    let shared = timed(&gpu, &text, &l);
+    assert_eq!(apart.buffers, shared.buffers);
+    // The chain (4,000 cycles) outlasts the store's time in the path (32 sectors at 100
+    // cycles), so the run ends with it: sharing the path, it starts once the store has
+    // left, about 3,200 cycles later than apart.
+    let extra = shared.stats.cycles - apart.stats.cycles;
+    assert!(
+        (3000..=3300).contains(&extra),
+        "the load waited {extra} cycles more ({} against {})",
+        shared.stats.cycles,
+        apart.stats.cycles
+    );
+}
