@@ -18,7 +18,9 @@
 //!   block parameters are ready when their arguments are. A barrier holds a SIMD-group
 //!   until every live SIMD-group of its threadgroup has arrived, and releases them
 //!   `latency.barrier` later. Stores do not stall (unless the model limits its store
-//!   path: `memory.store_queue`, `memory.store_reads_at_leave`), but a SIMD-group
+//!   path: `memory.store_queue`, `memory.store_reads_at_leave`; with
+//!   `memory.store_path_loads`, loads wait for it too, and `memory.store_starve_cycles`
+//!   puts a SIMD-group starved of a place first), but a SIMD-group
 //!   finishes only once its memory operations are done. At the end every dirty cache
 //!   line counts as DRAM traffic, and the dispatch ends no earlier than its DRAM traffic
 //!   takes at DRAM bandwidth (unless the model sets `memory.write_back_at_end = false`).
@@ -230,8 +232,6 @@ impl Timing for Model<'_> {
     }
 }
 
-/// What a memory instruction at `pc` moved, for the profile: `access` is the machine's
-/// record of it and `transactions` what [`Run::memory_time`] counted.
 /// Whether a SIMD-group that has waited for a place in the store path since `a.0`, of
 /// age `a.1` (its core's count of SIMD-groups admitted before it), takes a free place at
 /// `now` before one that has waited since `b.0`, of age `b.1`. With a starvation clock
@@ -245,6 +245,8 @@ fn goes_first(a: (u64, u64), b: (u64, u64), now: u64, starve_cycles: u64) -> boo
     (!starved(a.0), a.1) < (!starved(b.0), b.1)
 }
 
+/// What a memory instruction at `pc` moved, for the profile: `access` is the machine's
+/// record of it and `transactions` what [`Run::memory_time`] counted.
 fn memory_event(program: &Program, a: &Access, pc: u32, transactions: u64) -> MemoryEvent {
     let device = matches!(a.space, Space::Device | Space::Constant);
     let bytes = if device { a.total_bytes() } else { 0 };
