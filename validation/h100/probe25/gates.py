@@ -16,6 +16,18 @@ the global timer at entry and after the last store, and its SM) and prints per l
   clock for the whole GPU opens the gate, lower if each SM has its own.
 
     python3 validation/h100/probe25/gates.py validation/h100/probe25 [LAUNCH ...]
+
+With --records, it reads probe 18's records instead (`<kernel>.probe.bin.gz`: the clock at
+entry, after the first store and after the last, and the SM; probes 18, 22 and 24) and
+prints how well each launch's first and last stores line up at 16,384 cycles:
+
+    python3 validation/h100/probe25/gates.py --records validation/h100/probe24 w24_d24 ...
+
+With --sim, it reads the `DBG` lines that probe 18's diagnostic patch makes `metalsim run`
+print (per SIMD-group: core, entry, first store, last store) and prints the same for
+the simulation, by core:
+
+    python3 validation/h100/probe25/gates.py --sim FILE ...
 """
 import gzip
 import math
@@ -85,7 +97,38 @@ def global_phases(per, period, ghz):
     return math.hypot(sx, sy) / len(phases)
 
 
+def probe18_lineups(folder, names):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "probe18"))
+    from analyse import records as probe18_records
+
+    for name in names:
+        per = defaultdict(list)
+        for _, t0, t1, t2, sm in probe18_records(os.path.join(folder, f"{name}.probe.bin.gz")):
+            # In this module's record order: entry, (no load clock), first, last.
+            per[sm].append((t0, t0, t1, t2))
+        print(f"{name}: first stores lined up at 16,384: {lineup(per, 2, 16384):.2f}, "
+              f"last stores {lineup(per, 3, 16384):.2f}")
+
+
+def sim_lineups(paths):
+    for path in paths:
+        per = defaultdict(list)
+        for line in open(path):
+            if line.startswith("DBG "):
+                c, t0, t1, t2, _ = (int(x) for x in line.split()[1:])
+                if t1:
+                    per[c].append((t0, t0, t1, t2))
+        print(f"{path}: first stores lined up at 16,384: {lineup(per, 2, 16384):.2f}, "
+              f"last stores {lineup(per, 3, 16384):.2f}")
+
+
 def main():
+    if sys.argv[1] == "--records":
+        probe18_lineups(sys.argv[2], sys.argv[3:])
+        return
+    if sys.argv[1] == "--sim":
+        sim_lineups(sys.argv[2:])
+        return
     folder = sys.argv[1]
     for name in sys.argv[2:] or LAUNCHES:
         per = records(os.path.join(folder, f"{name}.gate.bin.gz"))
