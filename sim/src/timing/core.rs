@@ -34,12 +34,10 @@ pub(crate) struct Warp {
     /// Its core's count of SIMD-groups admitted before it: the older of two waiting for
     /// a place in the store path takes it first (`memory.store_reads_at_leave`).
     pub age: u64,
-    /// It waits for a place in its core's store path.
-    pub at_store: bool,
-    /// Since when it has waited for that place (meaningful while `at_store`): one that
-    /// has waited since before the store path's starvation clock's last tick but one
-    /// goes first (`memory.store_starve_cycles`).
-    pub waits_since: u64,
+    /// Since when it has waited for a place in its core's store path (`None`: it does
+    /// not wait for one). One that has waited since before the store path's starvation
+    /// clock's last tick but one goes first (`memory.store_starve_cycles`).
+    pub waits_since: Option<u64>,
     /// While it waits at a barrier: when its next instruction's operands are ready (its
     /// [`Candidate::ready_at`] holds `u64::MAX` meanwhile).
     pub resume: u64,
@@ -60,7 +58,7 @@ impl Warp {
         if store_reads {
             self.free.resize(n, 0);
         }
-        self.at_store = false;
+        self.waits_since = None;
     }
 }
 

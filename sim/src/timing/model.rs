@@ -467,21 +467,17 @@ impl Run<'_> {
             // A place is free: of the SIMD-groups that wait for one and could issue now,
             // the one that goes first takes it.
             None => {
-                let mine = (if w.at_store { w.waits_since } else { now }, w.age);
+                let mine = (w.waits_since.unwrap_or(now), w.age);
+                let first = |o: &Warp| {
+                    o.waits_since
+                        .is_some_and(|t| goes_first((t, o.age), mine, now, self.starve_cycles))
+                };
                 core.schedulers
                     .iter()
                     .flat_map(|sc| &sc.order)
                     .any(|cand| {
                         cand.ready_at <= now
-                            && core.warps[cand.slot as usize].as_ref().is_some_and(|o| {
-                                o.at_store
-                                    && goes_first(
-                                        (o.waits_since, o.age),
-                                        mine,
-                                        now,
-                                        self.starve_cycles,
-                                    )
-                            })
+                            && core.warps[cand.slot as usize].as_ref().is_some_and(first)
                     })
                     .then_some(now + 1)
             }
@@ -489,10 +485,7 @@ impl Run<'_> {
         let w = self.cores[c].warps[slot]
             .as_mut()
             .expect("picked slot is live");
-        if wait.is_some() && !w.at_store {
-            w.waits_since = now;
-        }
-        w.at_store = wait.is_some();
+        w.waits_since = wait.map(|_| w.waits_since.unwrap_or(now));
         let Some(until) = wait else { return false };
         // It waits on memory.
         if let Some(wp) = w.prof.as_deref_mut() {

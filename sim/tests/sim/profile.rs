@@ -648,74 +648,65 @@ fn six_sparse_stores() -> String {
     body + "  ret\n}\n"
 }
 
-#[test]
-fn a_freed_place_in_the_store_path_goes_to_the_oldest_simd_group_waiting() {
-    // One core, a store path of one place and slow stores; five threadgroups of one
-    // SIMD-group each, admitted one after another, all soon waiting for a place. The
-    // fifth shares a scheduler with the first (slot 4 of four schedulers), which looks
-    // for a SIMD-group to issue before the others in every cycle.
+/// Cycles one sparse store of `six_sparse_stores` spends in the store path of
+/// [`five_sparse_storers`]: 32 sectors at 100 cycles.
+const STORE: u64 = 32 * 100;
+
+/// Five threadgroups of one SIMD-group each run `six_sparse_stores` on one core with a
+/// store path of one place and slow stores (`STORE` cycles each), admitted one after
+/// another and all soon waiting for a place; the fifth shares a scheduler with the
+/// first (slot 4 of four schedulers), which looks for a SIMD-group to issue before the
+/// others in every cycle. With the store path's starvation clock of period
+/// `starve_cycles`. Returns the profile and each threadgroup's end, by position.
+fn five_sparse_storers(starve_cycles: Option<u32>) -> (Profile, Vec<u64>) {
     let mut gpu = metalsim_models::builtin("h100").unwrap();
     gpu.cores = 1;
     gpu.schedulers_per_core = 4;
     gpu.memory.store_sector_cycles = Some(100.0);
     gpu.memory.store_queue = Some(1);
     gpu.memory.store_reads_at_leave = Some(true);
-    gpu.memory.store_starve_cycles = None;
+    gpu.memory.store_starve_cycles = starve_cycles;
     let l = launch(
         Grid::Threads([160, 1, 1]),
         [32, 1, 1],
         vec![buffer(0, "out", Type::F32, zeros(4 * 8 * 160))],
     );
     let (_, p) = profiled_on(&six_sparse_stores(), &l, &gpu);
-    let end = |x| {
-        p.threadgroup_spans
-            .iter()
-            .find(|s| s.position[0] == x)
-            .expect("every threadgroup ran")
-            .end
-    };
+    let end = (0..5)
+        .map(|x| {
+            p.threadgroup_spans
+                .iter()
+                .find(|s| s.position[0] == x)
+                .expect("every threadgroup ran")
+                .end
+        })
+        .collect();
+    (p, end)
+}
+
+#[test]
+fn a_freed_place_in_the_store_path_goes_to_the_oldest_simd_group_waiting() {
+    let (p, end) = five_sparse_storers(None);
     // Each place goes to the oldest waiting: the threadgroups store, and finish, in the
-    // order they were admitted, each one's six stores (3,200 cycles each on the path)
-    // after the one before.
-    let store = 32 * 100;
+    // order they were admitted, each one's six stores after the one before.
     for x in 0..4 {
         assert!(
-            end(x + 1) >= end(x) + 5 * store,
+            end[x + 1] >= end[x] + 5 * STORE,
             "{:?}",
             p.threadgroup_spans
         );
     }
     // Waiting for a place counts as waiting on memory.
-    assert!(p.stalls[StallReason::Memory as usize] >= 4 * 6 * store);
+    assert!(p.stalls[StallReason::Memory as usize] >= 4 * 6 * STORE);
 }
 
 #[test]
 fn a_simd_group_starved_of_a_place_for_a_whole_period_goes_first() {
-    // The same five SIMD-groups with the store path's starvation clock: the youngest,
-    // waiting from the start, takes places from the second tick on, while older ones
-    // still store, so it has fewer of its six stores left once the fourth is done.
-    let mut gpu = metalsim_models::builtin("h100").unwrap();
-    gpu.cores = 1;
-    gpu.schedulers_per_core = 4;
-    gpu.memory.store_sector_cycles = Some(100.0);
-    gpu.memory.store_queue = Some(1);
-    gpu.memory.store_reads_at_leave = Some(true);
-    gpu.memory.store_starve_cycles = Some(8192);
-    let l = launch(
-        Grid::Threads([160, 1, 1]),
-        [32, 1, 1],
-        vec![buffer(0, "out", Type::F32, zeros(4 * 8 * 160))],
-    );
-    let (_, p) = profiled_on(&six_sparse_stores(), &l, &gpu);
-    let end = |x| {
-        p.threadgroup_spans
-            .iter()
-            .find(|s| s.position[0] == x)
-            .expect("every threadgroup ran")
-            .end
-    };
-    let store = 32 * 100;
+    // With the store path's starvation clock the youngest, waiting from the start, takes
+    // places from the second tick on, while older ones still store, so it has fewer of
+    // its six stores left once the fourth is done.
+    let (p, end) = five_sparse_storers(Some(8192));
     // Oldest first, the fifth would end its six stores after the fourth's last, five
     // stores or more later (the test above).
-    assert!(end(4) < end(3) + 5 * store, "{:?}", p.threadgroup_spans);
+    assert!(end[4] < end[3] + 5 * STORE, "{:?}", p.threadgroup_spans);
 }
