@@ -21,11 +21,10 @@
 // written by lane 0: SM clock at entry, after the load issued, after the first store,
 // after the last store; global timer at entry and after the last store; SM; 0.
 // The L2 is filled with other lines before each launch, as the cross-check does.
-#include <cstdio>
 #include <string>
-#include <vector>
 #include <cuda_runtime.h>
 
+#include "record_launch.cuh"
 #include "warp_clock.cuh"
 
 constexpr int kBlock = 128;
@@ -100,24 +99,12 @@ int main(int argc, char** argv) {
         {"w12_n512k", 12, 524288, gate<12>},
         {"w24_n256k", 24, 262144, gate<24>},
     };
-    std::vector<unsigned long long> h;
     for (const Launch& l : launches) {
-        const size_t warps = l.threads / 32;
-        h.assign(warps * 8, 0);
-        cudaMemset(rec, 0, h.size() * sizeof(unsigned long long));
         cudaMemset(out, 0, (size_t)l.threads * l.words * sizeof(unsigned));
-        cudaMemset(flush, 1, flush_bytes);
-        cudaDeviceSynchronize();
-        l.kernel<<<l.threads / kBlock, kBlock>>>(a, out, rec);
-        const cudaError_t e = cudaDeviceSynchronize();
-        printf("launch %s rc=%d\n", l.name, (int)e);
-        if (e != cudaSuccess) return 1;
-        cudaMemcpy(h.data(), rec, h.size() * sizeof(unsigned long long),
-                   cudaMemcpyDeviceToHost);
-        FILE* f = fopen((dir + "/" + l.name + ".gate.bin").c_str(), "wb");
-        if (!f) return 1;
-        fwrite(h.data(), sizeof(unsigned long long), h.size(), f);
-        fclose(f);
+        const auto launch = [&] { l.kernel<<<l.threads / kBlock, kBlock>>>(a, out, rec); };
+        if (!record_launch(l.name, launch, rec, (size_t)l.threads / 32 * 8, flush, flush_bytes,
+                           dir + "/" + l.name + ".gate.bin"))
+            return 1;
     }
     return 0;
 }

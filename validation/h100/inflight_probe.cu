@@ -17,11 +17,10 @@
 // no stored register is written again (every value stays live to the end). The records
 // (probe 18's: the SM clock at entry, after the first store and after the last, and
 // the SM; 4 x u64 a warp) are of one launch after the L2 was filled with other lines.
-#include <cstdio>
 #include <string>
-#include <vector>
 #include <cuda_runtime.h>
 
+#include "record_launch.cuh"
 #include "warp_clock.cuh"
 
 constexpr int kThreads = 524288;
@@ -95,23 +94,12 @@ int main(int argc, char** argv) {
         {"w24_d4", 24, inflight<24, 4>},   {"w24_d8", 24, inflight<24, 8>},
         {"w24_d24", 24, inflight<24, 24>},
     };
-    std::vector<unsigned long long> h(warps * 4);
     for (const Launch& l : launches) {
-        cudaMemset(rec, 0, h.size() * sizeof(unsigned long long));
         cudaMemset(out, 0, (size_t)kThreads * l.words * sizeof(unsigned));
-        // Fill the L2 with other lines, as the cross-check does before a timed launch.
-        cudaMemset(flush, 1, flush_bytes);
-        cudaDeviceSynchronize();
-        l.kernel<<<kThreads / kBlock, kBlock>>>(a, out, rec, 0u);
-        const cudaError_t e = cudaDeviceSynchronize();
-        printf("launch %s rc=%d\n", l.name, (int)e);
-        if (e != cudaSuccess) return 1;
-        cudaMemcpy(h.data(), rec, h.size() * sizeof(unsigned long long),
-                   cudaMemcpyDeviceToHost);
-        FILE* f = fopen((dir + "/" + l.name + ".probe.bin").c_str(), "wb");
-        if (!f) return 1;
-        fwrite(h.data(), sizeof(unsigned long long), h.size(), f);
-        fclose(f);
+        const auto launch = [&] { l.kernel<<<kThreads / kBlock, kBlock>>>(a, out, rec, 0u); };
+        if (!record_launch(l.name, launch, rec, warps * 4, flush, flush_bytes,
+                           dir + "/" + l.name + ".probe.bin"))
+            return 1;
     }
     return 0;
 }
