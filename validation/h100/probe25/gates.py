@@ -111,13 +111,13 @@ def probe18_lineups(folder, names):
 
 
 def sim_lineups(paths):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "probe18"))
+    from sim_stats import dbg_records
+
     for path in paths:
         per = defaultdict(list)
-        for line in open(path):
-            if line.startswith("DBG "):
-                c, t0, t1, t2, _ = (int(x) for x in line.split()[1:])
-                if t1:
-                    per[c].append((t0, t0, t1, t2))
+        for c, t0, t1, t2, _ in dbg_records(path):
+            per[c].append((t0, t0, t1, t2))
         print(f"{path}: first stores lined up at 16,384: {lineup(per, 2, 16384):.2f}, "
               f"last stores {lineup(per, 3, 16384):.2f}")
 
