@@ -8,7 +8,8 @@
 //   value, as the ISA's register slots do (`metalsim asm` of probe10/kernels/fo_pure);
 // - `fresh`: all twelve values are computed first, so no stored register is written
 //   again, as ptxas -O3 does with the plain program.
-// Built at -O0 and -O3 (probe26b.sh); each launch once under Nsight Compute.
+// Built at -O0 and -O3 (probe26b.sh); the program launches each kernel twice, every
+// launch profiled under Nsight Compute.
 #include <cstdio>
 #include <cuda_runtime.h>
 
