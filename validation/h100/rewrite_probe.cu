@@ -1,5 +1,5 @@
 // Probe 26b (docs/validation.md, "Probe 26"): probe 10's `fo_pure` store pattern (12
-// floats a thread at a stride of 12, one store each) written so that ptxas cannot change
+// floats a thread at a stride of 12, one store each) written to keep ptxas from changing
 // when a stored register is written again. Every address and value comes from inline
 // PTX (`asm volatile`, so the order stays as written), each address in a register of
 // its own computed before the stores:
@@ -9,7 +9,10 @@
 // - `fresh`: all twelve values are computed first, so no stored register is written
 //   again, as ptxas -O3 does with the plain program.
 // Built at -O0 and -O3 (probe26b.sh); the program launches each kernel twice, every
-// launch profiled under Nsight Compute.
+// launch profiled under Nsight Compute. What the SASS showed: at -O3 ptxas schedules
+// the inline PTX freely and gives both kernels one program; at -O0 it copies each
+// address into one register pair before its store, so both write a stored register
+// again after nearly every store.
 #include <cstdio>
 #include <cuda_runtime.h>
 
