@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 
 #include "record_launch.cuh"
+#include "store_burst.cuh"
 #include "warp_clock.cuh"
 
 constexpr int kBlock = 128;
@@ -46,8 +47,7 @@ __global__ void __launch_bounds__(kBlock) gate(const unsigned* a, unsigned* out,
     const unsigned long long tl = stamp();
     unsigned* o = out + (size_t)i * WORDS;
     unsigned v[WORDS];
-#pragma unroll
-    for (int k = 0; k < WORDS; k++) v[k] = x + (unsigned)k;
+    burst_values(x, v);
     unsigned long long t1 = 0;
 #pragma unroll
     for (int k = 0; k < WORDS; k++) {
@@ -56,12 +56,7 @@ __global__ void __launch_bounds__(kBlock) gate(const unsigned* a, unsigned* out,
     }
     const unsigned long long t2 = stamp();
     const unsigned long long g2 = globaltimer();
-    // Every value stays live to here, so that no instruction takes a stored register
-    // before the last store; the sum is stored only if it hits an unlikely value.
-    unsigned keep = 0;
-#pragma unroll
-    for (int k = 0; k < WORDS; k++) keep += v[k];
-    if (keep == 0x9e3779b9u) out[i] = keep;
+    keep_live(v, out, i);
     if ((threadIdx.x & 31u) == 0) {
         unsigned long long* r = rec + (size_t)(i / 32) * 8;
         r[0] = t0;
@@ -84,15 +79,8 @@ struct Launch {
 
 int main(int argc, char** argv) {
     const std::string dir = argc > 1 ? argv[1] : ".";
-    unsigned *a, *out, *flush;
-    unsigned long long* rec;
-    const size_t flush_bytes = 256u << 20;
-    const size_t max_warps = kMaxThreads / 32;
-    cudaMalloc(&a, kMaxThreads * sizeof(unsigned));
-    cudaMalloc(&out, (size_t)kMaxThreads * 12 * sizeof(unsigned));
-    cudaMalloc(&rec, max_warps * 8 * sizeof(unsigned long long));
-    cudaMalloc(&flush, flush_bytes);
-    cudaMemset(a, 0, kMaxThreads * sizeof(unsigned));
+    const ProbeBuffers b = probe_buffers(kMaxThreads, (size_t)kMaxThreads * 12,
+                                         (size_t)kMaxThreads / 32 * 8);
     const Launch launches[] = {
         {"w24_n512k", 24, 524288, gate<24>},
         {"w12_n1m", 12, 1048576, gate<12>},
@@ -100,9 +88,11 @@ int main(int argc, char** argv) {
         {"w24_n256k", 24, 262144, gate<24>},
     };
     for (const Launch& l : launches) {
-        cudaMemset(out, 0, (size_t)l.threads * l.words * sizeof(unsigned));
-        const auto launch = [&] { l.kernel<<<l.threads / kBlock, kBlock>>>(a, out, rec); };
-        if (!record_launch(l.name, launch, rec, (size_t)l.threads / 32 * 8, flush, flush_bytes,
+        cudaMemset(b.out, 0, (size_t)l.threads * l.words * sizeof(unsigned));
+        const auto launch = [&] {
+            l.kernel<<<l.threads / kBlock, kBlock>>>(b.a, b.out, b.rec);
+        };
+        if (!record_launch(l.name, launch, b, (size_t)l.threads / 32 * 8,
                            dir + "/" + l.name + ".gate.bin"))
             return 1;
     }

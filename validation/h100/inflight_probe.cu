@@ -21,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include "record_launch.cuh"
+#include "store_burst.cuh"
 #include "warp_clock.cuh"
 
 constexpr int kThreads = 524288;
@@ -35,8 +36,7 @@ __global__ void __launch_bounds__(kBlock) inflight(const unsigned* a, unsigned* 
     const unsigned x = a[i];
     unsigned* o = out + (size_t)i * WORDS;
     unsigned v[WORDS];
-#pragma unroll
-    for (int k = 0; k < WORDS; k++) v[k] = x + (unsigned)k;
+    burst_values(x, v);
     unsigned long long t1 = 0;
 #pragma unroll
     for (int k = 0; k < WORDS; k++) {
@@ -55,12 +55,7 @@ __global__ void __launch_bounds__(kBlock) inflight(const unsigned* a, unsigned* 
         }
     }
     const unsigned long long t2 = stamp();
-    // Every value stays live to here, so that no other instruction takes a stored
-    // register; the sum is stored only if it hits an unlikely value.
-    unsigned keep = 0;
-#pragma unroll
-    for (int k = 0; k < WORDS; k++) keep += v[k];
-    if (keep == 0x9e3779b9u) out[i] = keep;
+    keep_live(v, out, i);
     if ((threadIdx.x & 31u) == 0) {
         const size_t w = i / 32;
         rec[4 * w] = t0;
@@ -79,14 +74,7 @@ struct Launch {
 int main(int argc, char** argv) {
     const std::string dir = argc > 1 ? argv[1] : ".";
     const size_t warps = kThreads / 32;
-    unsigned *a, *out, *flush;
-    unsigned long long* rec;
-    const size_t flush_bytes = 256u << 20;
-    cudaMalloc(&a, kThreads * sizeof(unsigned));
-    cudaMalloc(&out, (size_t)kThreads * 24 * sizeof(unsigned));
-    cudaMalloc(&rec, warps * 4 * sizeof(unsigned long long));
-    cudaMalloc(&flush, flush_bytes);
-    cudaMemset(a, 0, kThreads * sizeof(unsigned));
+    const ProbeBuffers b = probe_buffers(kThreads, (size_t)kThreads * 24, warps * 4);
     const Launch launches[] = {
         {"w12_d1", 12, inflight<12, 1>},   {"w12_d2", 12, inflight<12, 2>},
         {"w12_d4", 12, inflight<12, 4>},   {"w12_d12", 12, inflight<12, 12>},
@@ -95,10 +83,11 @@ int main(int argc, char** argv) {
         {"w24_d24", 24, inflight<24, 24>},
     };
     for (const Launch& l : launches) {
-        cudaMemset(out, 0, (size_t)kThreads * l.words * sizeof(unsigned));
-        const auto launch = [&] { l.kernel<<<kThreads / kBlock, kBlock>>>(a, out, rec, 0u); };
-        if (!record_launch(l.name, launch, rec, warps * 4, flush, flush_bytes,
-                           dir + "/" + l.name + ".probe.bin"))
+        cudaMemset(b.out, 0, (size_t)kThreads * l.words * sizeof(unsigned));
+        const auto launch = [&] {
+            l.kernel<<<kThreads / kBlock, kBlock>>>(b.a, b.out, b.rec, 0u);
+        };
+        if (!record_launch(l.name, launch, b, warps * 4, dir + "/" + l.name + ".probe.bin"))
             return 1;
     }
     return 0;
