@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::bundle::write_bundle;
 use crate::compare::compare_buffer;
-use crate::gpu::{self, Toolchain};
-use crate::measurement::{FORMAT, Measurement, MeasurementFile};
+use crate::gpu::{self, BuildVariant, Toolchain};
+use crate::measurement::{FORMAT, Measurement, MeasurementFile, OtherBuild};
 use crate::plot;
 use crate::report::{self, Row, SimCounters, Summary};
 use crate::suite::{self, Entry};
@@ -62,6 +62,8 @@ pub struct Options {
     pub jobs: usize,
     /// Memory the simulator's buffers may take.
     pub memory_limit: u64,
+    /// Builds of every kernel besides the main one, measured alike (GPU mode).
+    pub other_builds: Vec<BuildVariant>,
 }
 
 /// Why the cross-check could not run at all (a kernel that fails is a row, not this).
@@ -238,6 +240,13 @@ fn function<'m>(module: &'m Module, name: &str, kernel: &Path) -> Result<&'m Fun
         .ok_or_else(|| format!("{} defines no kernel `{name}`", kernel.display()))
 }
 
+/// One program to build and measure: an entry's main build (`variant` none) or another.
+struct Job<'a> {
+    entry: &'a Entry,
+    variant: Option<&'a BuildVariant>,
+    cu: PathBuf,
+}
+
 /// GPU mode: bundles, builds, timed runs and profiles; the measurement file of it all.
 fn measure(
     entries: &[Entry],
@@ -247,29 +256,45 @@ fn measure(
     log: &(dyn Fn(&str) + Sync),
 ) -> Result<MeasurementFile, CrosscheckError> {
     let work = options.out.join("work");
-    let mut ready: Vec<(&Entry, PathBuf)> = Vec::new();
+    let mut ready: Vec<Job> = Vec::new();
     let mut failed: Vec<String> = Vec::new();
     for e in entries {
-        let dir = work.join(&e.name);
-        let result = prepare(&e.kernel, &e.spec, backend, options.memory_limit).and_then(
-            |(module, name, launch)| {
-                let f = function(&module, &name, &e.kernel)?;
-                write_bundle(&module, f, &launch, &dir).map_err(|x| x.to_string())
-            },
-        );
-        match result {
-            Ok(cu) => ready.push((e, cu)),
-            Err(m) => failed.push(format!("{}: {m}", e.name)),
+        let prepared = prepare(&e.kernel, &e.spec, backend, options.memory_limit);
+        let variants = std::iter::once(None).chain(options.other_builds.iter().map(Some));
+        for variant in variants {
+            let dir = bundle_dir(&work, &e.name, variant);
+            let result =
+                prepared
+                    .as_ref()
+                    .map_err(Clone::clone)
+                    .and_then(|(module, name, launch)| {
+                        let f = function(module, name, &e.kernel)?;
+                        write_bundle(module, f, launch, &dir).map_err(|x| x.to_string())
+                    });
+            match result {
+                Ok(cu) => ready.push(Job {
+                    entry: e,
+                    variant,
+                    cu,
+                }),
+                Err(m) => failed.push(format!("{}: {m}", job_name(e, variant))),
+            }
         }
     }
     log(&format!("building {} CUDA programs with nvcc", ready.len()));
     let mut built = Vec::new();
-    for chunk in ready.chunks(options.jobs.max(1)) {
-        let children: Vec<(&Entry, PathBuf, std::io::Result<Child>)> = chunk
-            .iter()
-            .map(|(e, cu)| (*e, cu.clone(), gpu::start_build(tools, cu)))
+    let mut chunks = ready.into_iter().peekable();
+    while chunks.peek().is_some() {
+        let chunk: Vec<Job> = chunks.by_ref().take(options.jobs.max(1)).collect();
+        let children: Vec<(Job, std::io::Result<Child>)> = chunk
+            .into_iter()
+            .map(|j| {
+                let flags = j.variant.map_or(&[][..], |v| &v.flags[..]);
+                let child = gpu::start_build(tools, &j.cu, flags);
+                (j, child)
+            })
             .collect();
-        for (e, cu, child) in children {
+        for (j, child) in children {
             let result = child
                 .and_then(|c| c.wait_with_output())
                 .map_err(|x| x.to_string())
@@ -281,12 +306,16 @@ fn measure(
                     }
                 });
             match result {
-                Ok(()) => built.push((e, cu)),
-                Err(m) => failed.push(format!("{}: nvcc failed on {}:\n{m}", e.name, cu.display())),
+                Ok(()) => built.push(j),
+                Err(m) => failed.push(format!(
+                    "{}: nvcc failed on {}:\n{m}",
+                    job_name(j.entry, j.variant),
+                    j.cu.display()
+                )),
             }
         }
     }
-    let mut kernels = Vec::new();
+    let mut kernels: Vec<Measurement> = Vec::new();
     let mut device = String::from("unknown NVIDIA GPU");
     let here = std::env::current_dir().unwrap_or_default();
     let abs = |p: &Path| {
@@ -297,18 +326,30 @@ fn measure(
         }
     };
     let out_abs = abs(&options.out);
-    for (e, cu) in built {
+    for Job {
+        entry: e,
+        variant,
+        cu,
+    } in built
+    {
+        let name = job_name(e, variant);
+        // Another build is measured only beside its main one, which comes first.
+        let main = kernels.iter().position(|k| k.name == e.name);
+        if variant.is_some() && main.is_none() {
+            failed.push(format!("{name}: its main build was not measured"));
+            continue;
+        }
         let dir = cu.parent().unwrap_or(Path::new(".")).to_path_buf();
         let exe = cu.with_extension("");
-        log(&format!("running {}", e.name));
+        log(&format!("running {name}"));
         if let Err(m) = gpu::run_program(&exe, &dir, options.warmup, options.repeats) {
-            failed.push(format!("{}: {m}", e.name));
+            failed.push(format!("{name}: {m}"));
             continue;
         }
         let host = match HostMeasurement::load(&dir.join("measurement.json")) {
             Ok(h) => h,
             Err(m) => {
-                failed.push(format!("{}: {m}", e.name));
+                failed.push(format!("{name}: {m}"));
                 continue;
             }
         };
@@ -320,14 +361,31 @@ fn measure(
                     c
                 }
                 Err(m) => {
-                    log(&format!("{}: no counters: {m}", e.name));
+                    log(&format!("{name}: no counters: {m}"));
                     Default::default()
                 }
             },
             None => Default::default(),
         };
+        if let (Some(v), Some(i)) = (variant, main) {
+            let main_dir = bundle_dir(&work, &e.name, None);
+            let outputs_identical = match same_outputs(&main_dir, &dir) {
+                Ok(same) => Some(same),
+                Err(m) => {
+                    log(&format!("{name}: outputs not compared: {m}"));
+                    None
+                }
+            };
+            kernels[i].other_builds.push(OtherBuild {
+                build: v.label.clone(),
+                time_us: host.median_us,
+                counters,
+                outputs_identical,
+            });
+            continue;
+        }
         if let Err(m) = outputs_to_npy(e, backend, options.memory_limit, &dir) {
-            failed.push(format!("{}: {m}", e.name));
+            failed.push(format!("{name}: {m}"));
             continue;
         }
         kernels.push(Measurement {
@@ -338,6 +396,7 @@ fn measure(
             times_us: host.times_us,
             counters,
             outputs: Some(relative(&abs(&dir.join("outputs")), &out_abs)),
+            other_builds: Vec::new(),
         });
     }
     for f in &failed {
@@ -349,6 +408,20 @@ fn measure(
             failed.join("\n")
         )));
     }
+    let builds = if options.other_builds.is_empty() {
+        String::new()
+    } else {
+        let list: Vec<String> = options
+            .other_builds
+            .iter()
+            .map(|v| format!("{} ({})", v.label, v.flags.join(" ")))
+            .collect();
+        format!(
+            "; each kernel also built as {}, timed and profiled alike, its outputs compared \
+             byte for byte with the main build's",
+            list.join(" and ")
+        )
+    };
     Ok(MeasurementFile {
         format: FORMAT.into(),
         device,
@@ -356,7 +429,7 @@ fn measure(
             "CUDA C++ generated from the ISA, nvcc {}; median of {} CUDA-event timings after {} \
              warm-up launches, each on restored buffers after a 256 MiB L2 flush (written, \
              then read, so the L2 holds only clean lines); counters from one launch under \
-             Nsight Compute (--clock-control none){}",
+             Nsight Compute (--clock-control none){builds}{}",
             gpu::NVCC_FLAGS.join(" "),
             options.repeats,
             options.warmup,
@@ -368,6 +441,54 @@ fn measure(
         )),
         kernels,
     })
+}
+
+/// The folder of an entry's generated program: `work/<name>/` for the main build,
+/// `work/<name>/build-<label>/` (the label's spaces as `_`) for another.
+fn bundle_dir(work: &Path, name: &str, variant: Option<&BuildVariant>) -> PathBuf {
+    let dir = work.join(name);
+    match variant {
+        None => dir,
+        Some(v) => dir.join(format!("build-{}", v.label.replace(' ', "_"))),
+    }
+}
+
+/// An entry's name in the log, with the build when it is not the main one.
+fn job_name(e: &Entry, variant: Option<&BuildVariant>) -> String {
+    match variant {
+        None => e.name.clone(),
+        Some(v) => format!("{} ({})", e.name, v.label),
+    }
+}
+
+/// Whether two builds' programs wrote the same raw output buffers (`outputs/*.bin`
+/// under their folders), byte for byte.
+fn same_outputs(a: &Path, b: &Path) -> Result<bool, String> {
+    let list = |dir: &Path| -> Result<Vec<PathBuf>, String> {
+        let dir = dir.join("outputs");
+        let read = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut names: Vec<PathBuf> = read
+            .filter_map(|d| d.ok().map(|d| d.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "bin"))
+            .filter_map(|p| p.file_name().map(PathBuf::from))
+            .collect();
+        names.sort();
+        Ok(names)
+    };
+    let names = list(a)?;
+    if names != list(b)? {
+        return Ok(false);
+    }
+    for n in &names {
+        let read = |dir: &Path| {
+            let p = dir.join("outputs").join(n);
+            std::fs::read(&p).map_err(|e| format!("{}: {e}", p.display()))
+        };
+        if read(a)? != read(b)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// What the generated host program writes.
@@ -420,6 +541,7 @@ fn compare_one(m: &Measurement, base: &Path, options: &Options, backend: &dyn Ba
         simulation_error: None,
         measured: m.counters.clone(),
         simulated: SimCounters::default(),
+        other_builds: m.other_builds.clone(),
     };
     let (kernel, spec) = (base.join(&m.kernel), base.join(&m.spec));
     let prepared = prepare(&kernel, &spec, backend, options.memory_limit);
@@ -517,5 +639,45 @@ mod tests {
         );
         check("/r/x/work/k/outputs", "/r/x", "work/k/outputs");
         check("/r/./a/../b.toml", "/r", "b.toml");
+    }
+
+    #[test]
+    fn other_builds_live_beside_the_main_one() {
+        let v = BuildVariant {
+            label: "ptxas -O1".into(),
+            flags: vec!["--ptxas-options=-O1".into()],
+        };
+        let work = Path::new("/o/work");
+        assert_eq!(
+            bundle_dir(work, "copy", None),
+            PathBuf::from("/o/work/copy")
+        );
+        assert_eq!(
+            bundle_dir(work, "copy", Some(&v)),
+            PathBuf::from("/o/work/copy/build-ptxas_-O1")
+        );
+        assert_eq!(crate::gpu::ptxas_spread()[0], v);
+    }
+
+    #[test]
+    fn builds_are_compared_byte_for_byte() {
+        let dir = std::env::temp_dir().join(format!("metalsim-same-{}", std::process::id()));
+        let write = |build: &str, name: &str, bytes: &[u8]| {
+            let d = dir.join(build).join("outputs");
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join(name), bytes).unwrap();
+        };
+        write("a", "1.bin", &[1, 2, 3]);
+        write("a", "1.npy", &[9]);
+        write("b", "1.bin", &[1, 2, 3]);
+        write("c", "1.bin", &[1, 2, 4]);
+        write("d", "1.bin", &[1, 2, 3]);
+        write("d", "2.bin", &[0]);
+        let same = |x: &str| same_outputs(&dir.join("a"), &dir.join(x));
+        assert_eq!(same("b"), Ok(true));
+        assert_eq!(same("c"), Ok(false));
+        assert_eq!(same("d"), Ok(false));
+        assert!(same("missing").unwrap_err().contains("missing/outputs"));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

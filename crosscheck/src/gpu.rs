@@ -10,6 +10,30 @@ use crate::measurement::Counters;
 /// ISA already says where Metal fuses).
 pub const NVCC_FLAGS: &[&str] = &["-O3", "-arch=sm_90", "--fmad=false", "-std=c++17", "-w"];
 
+/// A build of a kernel besides the main one: the same generated CUDA, with `flags`
+/// added to [`NVCC_FLAGS`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct BuildVariant {
+    /// What differs, as the table names it (`ptxas -O1`).
+    pub label: String,
+    /// The nvcc flags added.
+    pub flags: Vec<String>,
+}
+
+/// The builds `--compiler-spread` adds: ptxas (the back end, which schedules the machine
+/// code and allocates its registers) at -O1 and at -O0. nvcc's front end stays at -O3,
+/// so the PTX is the main build's; docs/validation.md ("Probe 26") shows that the
+/// outputs stay bit for bit the same while DRAM bytes move by up to 3.5 times.
+pub fn ptxas_spread() -> Vec<BuildVariant> {
+    ["1", "0"]
+        .iter()
+        .map(|level| BuildVariant {
+            label: format!("ptxas -O{level}"),
+            flags: vec![format!("--ptxas-options=-O{level}")],
+        })
+        .collect()
+}
+
 /// The Nsight Compute metrics read for each kernel, and the counter each fills.
 pub const NCU_METRICS: &[(&str, &str)] = &[
     ("gpu__time_duration.sum", "profiler_duration_us"),
@@ -74,11 +98,12 @@ fn which(tool: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Starts nvcc on `kernel.cu`, producing `kernel` beside it (the caller waits, so that
-/// several builds run at once).
-pub fn start_build(tools: &Toolchain, cu: &Path) -> std::io::Result<Child> {
+/// Starts nvcc on `kernel.cu` with `extra` flags after [`NVCC_FLAGS`], producing
+/// `kernel` beside it (the caller waits, so that several builds run at once).
+pub fn start_build(tools: &Toolchain, cu: &Path, extra: &[String]) -> std::io::Result<Child> {
     Command::new(&tools.nvcc)
         .args(NVCC_FLAGS)
+        .args(extra)
         .arg("-o")
         .arg(cu.with_extension(""))
         .arg(cu)

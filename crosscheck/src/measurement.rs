@@ -61,6 +61,28 @@ pub struct Measurement {
     /// A folder holding the output buffers as `<name>.npy`, relative to the file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outputs: Option<PathBuf>,
+    /// The same source built in other ways (other compiler options), measured alike:
+    /// how far the GPU's figures move with the compiler's choices alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_builds: Vec<OtherBuild>,
+}
+
+/// One kernel's source built another way (`ptxas -O1`, say, or a Metal library built
+/// with other options) and measured like the main build.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OtherBuild {
+    /// What differs from the main build, unique among the kernel's builds.
+    pub build: String,
+    /// The kernel's time in microseconds, as [`Measurement::time_us`].
+    pub time_us: f64,
+    /// Hardware counters, each optional.
+    #[serde(default)]
+    pub counters: Counters,
+    /// Whether its output buffers were byte for byte the main build's (absent: not
+    /// checked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outputs_identical: Option<bool>,
 }
 
 /// Counters a GPU profiler reports that the simulator also counts. Every one is
@@ -141,33 +163,13 @@ impl MeasurementFile {
             if self.kernels[..i].iter().any(|o| o.name == m.name) {
                 return Err(format!("kernel `{}` is measured twice", m.name));
             }
-            if !(m.time_us.is_finite() && m.time_us > 0.0) {
-                return Err(format!(
-                    "kernel `{}`: time_us must be a positive number of microseconds, not {}",
-                    m.name, m.time_us
-                ));
-            }
-            let c = &m.counters;
-            for (name, value, max) in [
-                ("achieved_occupancy", c.achieved_occupancy, Some(1.0)),
-                ("l2_hit_rate", c.l2_hit_rate, Some(1.0)),
-                ("simd_efficiency", c.simd_efficiency, Some(1.0)),
-                ("dram_bytes_read", c.dram_bytes_read, None),
-                ("dram_bytes_written", c.dram_bytes_written, None),
-                ("bank_conflicts", c.bank_conflicts, None),
-                ("simd_instructions", c.simd_instructions, None),
-                ("profiler_duration_us", c.profiler_duration_us, None),
-                ("registers_per_thread", c.registers_per_thread, None),
-            ] {
-                if let Some(x) = value
-                    && (!x.is_finite() || x < 0.0 || max.is_some_and(|m| x > m * 1.0001))
-                {
-                    return Err(format!(
-                        "kernel `{}`: counter {name} = {x} is out of range{}",
-                        m.name,
-                        if max.is_some() { " (0 to 1)" } else { "" }
-                    ));
+            check_numbers(&m.name, m.time_us, &m.counters)?;
+            for (j, b) in m.other_builds.iter().enumerate() {
+                let name = format!("{} ({})", m.name, b.build);
+                if m.other_builds[..j].iter().any(|o| o.build == b.build) {
+                    return Err(format!("kernel `{name}` is measured twice"));
                 }
+                check_numbers(&name, b.time_us, &b.counters)?;
             }
         }
         Ok(())
@@ -178,6 +180,36 @@ impl MeasurementFile {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
         std::fs::write(path, text + "\n")
     }
+}
+
+/// One build's time and counters: a positive time, and counters in their range.
+fn check_numbers(name: &str, time_us: f64, c: &Counters) -> Result<(), String> {
+    if !(time_us.is_finite() && time_us > 0.0) {
+        return Err(format!(
+            "kernel `{name}`: time_us must be a positive number of microseconds, not {time_us}"
+        ));
+    }
+    for (counter, value, max) in [
+        ("achieved_occupancy", c.achieved_occupancy, Some(1.0)),
+        ("l2_hit_rate", c.l2_hit_rate, Some(1.0)),
+        ("simd_efficiency", c.simd_efficiency, Some(1.0)),
+        ("dram_bytes_read", c.dram_bytes_read, None),
+        ("dram_bytes_written", c.dram_bytes_written, None),
+        ("bank_conflicts", c.bank_conflicts, None),
+        ("simd_instructions", c.simd_instructions, None),
+        ("profiler_duration_us", c.profiler_duration_us, None),
+        ("registers_per_thread", c.registers_per_thread, None),
+    ] {
+        if let Some(x) = value
+            && (!x.is_finite() || x < 0.0 || max.is_some_and(|m| x > m * 1.0001))
+        {
+            return Err(format!(
+                "kernel `{name}`: counter {counter} = {x} is out of range{}",
+                if max.is_some() { " (0 to 1)" } else { "" }
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -221,6 +253,27 @@ mod tests {
         );
         assert!(bad(r#"{"name": "a", "kernel": "a", "spec": "s", "time_us": 1}, {"name": "a", "kernel": "a", "spec": "s", "time_us": 2}"#)
             .contains("measured twice"));
+        let build = |b: &str| {
+            format!(
+                r#"{{"name": "a", "kernel": "a", "spec": "s", "time_us": 1, "other_builds": [{b}]}}"#
+            )
+        };
+        assert!(
+            bad(&build(r#"{"build": "-O0", "time_us": 0}"#))
+                .contains("kernel `a (-O0)`: time_us must be a positive")
+        );
+        assert!(
+            bad(&build(
+                r#"{"build": "-O0", "time_us": 2, "counters": {"simd_efficiency": 2}}"#
+            ))
+            .contains("kernel `a (-O0)`: counter simd_efficiency = 2 is out of range")
+        );
+        assert!(
+            bad(&build(
+                r#"{"build": "-O0", "time_us": 2}, {"build": "-O0", "time_us": 3}"#
+            ))
+            .contains("kernel `a (-O0)` is measured twice")
+        );
         let wrong_format = check(r#"{"format": "v0", "device": "x", "kernels": []}"#).unwrap_err();
         assert!(wrong_format.contains("reads `metalsim-measurement/1`"));
     }
@@ -243,6 +296,15 @@ mod tests {
                     ..Counters::default()
                 },
                 outputs: Some("k/outputs".into()),
+                other_builds: vec![OtherBuild {
+                    build: "ptxas -O0".into(),
+                    time_us: 4.0,
+                    counters: Counters {
+                        dram_bytes_read: Some(12.0),
+                        ..Counters::default()
+                    },
+                    outputs_identical: Some(true),
+                }],
             }],
         };
         let text = serde_json::to_string(&f).unwrap();

@@ -139,6 +139,7 @@ mod tests {
             simulation_error: None,
             measured: Counters::default(),
             simulated: SimCounters::default(),
+            other_builds: vec![],
         };
         let dir = std::env::temp_dir().join(format!("metalsim-plot-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

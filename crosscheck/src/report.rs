@@ -3,7 +3,15 @@
 
 use serde::Serialize;
 
-use crate::measurement::Counters;
+use crate::measurement::{Counters, OtherBuild};
+
+/// The largest relative difference of a counter that counts as agreement (the
+/// cross-check issue's 10%).
+pub const COUNTER_TOLERANCE: f64 = 0.10;
+
+/// DRAM traffic below this many bytes is not compared: a few sectors more or less
+/// would be a large share of it.
+pub const DRAM_FLOOR_BYTES: f64 = 1e6;
 
 /// The simulator's counterparts of [`Counters`].
 #[derive(Serialize, Clone, Debug, PartialEq, Default)]
@@ -43,6 +51,8 @@ pub struct Row {
     pub measured: Counters,
     /// Simulated counters.
     pub simulated: SimCounters,
+    /// The same kernel's other builds, as measured.
+    pub other_builds: Vec<OtherBuild>,
 }
 
 impl Row {
@@ -63,11 +73,122 @@ impl Row {
     /// instruction counts and the measured efficiency, or when the measured idle slots
     /// exceed the simulated instructions (the assumption fails).
     pub fn isa_simd_efficiency(&self) -> Option<f64> {
-        let idle = (1.0 - self.measured.simd_efficiency?) * self.measured.simd_instructions?;
-        let own = self.simulated.simd_instructions.filter(|&n| n > 0.0)?;
-        let e = 1.0 - idle / own;
-        (0.0..=1.0).contains(&e).then_some(e)
+        isa_efficiency(&self.measured, &self.simulated)
     }
+
+    /// A counter as measured on every build (the main one first) that has it.
+    fn over_builds(&self, counter: MeasuredFigure) -> Vec<f64> {
+        std::iter::once(&self.measured)
+            .chain(self.other_builds.iter().map(|b| &b.counters))
+            .filter_map(|c| counter(self, c))
+            .collect()
+    }
+}
+
+/// [`Row::isa_simd_efficiency`] of any build's counters.
+fn isa_efficiency(measured: &Counters, simulated: &SimCounters) -> Option<f64> {
+    let idle = (1.0 - measured.simd_efficiency?) * measured.simd_instructions?;
+    let own = simulated.simd_instructions.filter(|&n| n > 0.0)?;
+    let e = 1.0 - idle / own;
+    (0.0..=1.0).contains(&e).then_some(e)
+}
+
+/// How one counter compares over the suite at [`COUNTER_TOLERANCE`].
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct CounterCheck {
+    /// The counter, as the table names it.
+    pub counter: String,
+    /// Kernels with the counter on both sides (DRAM bytes: measured at
+    /// [`DRAM_FLOOR_BYTES`] or more).
+    pub compared: usize,
+    /// How many of them agree within the tolerance.
+    pub within: usize,
+    /// The others.
+    pub off: Vec<CounterOff>,
+}
+
+/// A kernel whose counter is off by more than the tolerance.
+#[derive(Serialize, Clone, Debug, PartialEq)]
+pub struct CounterOff {
+    /// The kernel.
+    pub kernel: String,
+    /// `(simulated − measured) / measured`, on the main build.
+    pub error: f64,
+    /// The simulated figure.
+    pub simulated: f64,
+    /// The lowest and highest measured figure over the kernel's builds, when it has
+    /// other builds.
+    pub builds_range: Option<(f64, f64)>,
+}
+
+impl CounterOff {
+    /// How far the builds' measured figures spread, over the main build's.
+    pub fn builds_spread(&self) -> Option<f64> {
+        let (lo, hi) = self.builds_range?;
+        let main = self.simulated / (1.0 + self.error);
+        Some((hi - lo) / main)
+    }
+
+    /// Whether the simulated figure lies within the builds' range.
+    pub fn inside_builds(&self) -> Option<bool> {
+        let (lo, hi) = self.builds_range?;
+        Some((lo..=hi).contains(&self.simulated))
+    }
+}
+
+/// A counter as one build measured it, for a row (which the SIMD efficiency over the
+/// ISA's instructions needs).
+type MeasuredFigure = fn(&Row, &Counters) -> Option<f64>;
+
+/// The same counter as the simulation counted it.
+type SimulatedFigure = fn(&SimCounters) -> Option<f64>;
+
+/// The counters the cross-check holds to [`COUNTER_TOLERANCE`]: DRAM bytes and SIMD
+/// efficiency over the ISA's instructions.
+pub fn check_counters(rows: &[Row]) -> Vec<CounterCheck> {
+    let dram: MeasuredFigure = |_, c| c.dram_bytes().filter(|&b| b >= DRAM_FLOOR_BYTES);
+    let simd: MeasuredFigure = |r, c| isa_efficiency(c, &r.simulated);
+    let checks: [(&str, MeasuredFigure, SimulatedFigure); 2] = [
+        ("DRAM bytes", dram, |s| s.dram_bytes),
+        ("SIMD efficiency (ISA)", simd, |s| s.simd_efficiency),
+    ];
+    checks
+        .iter()
+        .map(|&(name, measured, simulated)| {
+            let mut check = CounterCheck {
+                counter: name.into(),
+                compared: 0,
+                within: 0,
+                off: Vec::new(),
+            };
+            for r in rows {
+                let (Some(m), Some(x)) = (measured(r, &r.measured), simulated(&r.simulated)) else {
+                    continue;
+                };
+                if m <= 0.0 {
+                    continue;
+                }
+                check.compared += 1;
+                let error = (x - m) / m;
+                if error.abs() <= COUNTER_TOLERANCE {
+                    check.within += 1;
+                    continue;
+                }
+                let all = r.over_builds(measured);
+                check.off.push(CounterOff {
+                    kernel: r.name.clone(),
+                    error,
+                    simulated: x,
+                    builds_range: (all.len() > 1).then(|| {
+                        let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
+                        let hi = all.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                        (lo, hi)
+                    }),
+                });
+            }
+            check
+        })
+        .collect()
 }
 
 /// Statistics of the time error over the kernels that have both times.
@@ -249,6 +370,10 @@ pub fn table(rows: &[Row], device: &str, model: &str) -> String {
         }
         None => s += "\nNo kernel has both a measured and a simulated time.\n",
     }
+    for check in check_counters(rows) {
+        s += &counter_text(&check);
+    }
+    s += &builds_table(rows);
     for r in rows {
         if let Some(e) = &r.simulation_error {
             s += &format!("\n`{}`: simulation failed: {e}\n", r.name);
@@ -258,6 +383,99 @@ pub fn table(rows: &[Row], device: &str, model: &str) -> String {
                 "\n`{}`: outputs differ: {}\n",
                 r.name,
                 r.output_details.join("; ")
+            );
+        }
+    }
+    s
+}
+
+/// One counter's agreement over the suite, as a paragraph (empty when no kernel has it
+/// on both sides).
+fn counter_text(check: &CounterCheck) -> String {
+    if check.compared == 0 {
+        return String::new();
+    }
+    let (format, unit): (fn(f64) -> String, &str) = if check.counter == "DRAM bytes" {
+        (megabytes, " MB")
+    } else {
+        (percent, "")
+    };
+    let scope = if check.counter == "DRAM bytes" {
+        format!(
+            " (kernels measured at {} MB or more)",
+            DRAM_FLOOR_BYTES / 1e6
+        )
+    } else {
+        String::new()
+    };
+    let mut s = format!(
+        "\n{}{scope}: within {:.0}% on {} of {} kernel{}",
+        check.counter,
+        COUNTER_TOLERANCE * 100.0,
+        check.within,
+        check.compared,
+        if check.compared == 1 { "" } else { "s" },
+    );
+    let off: Vec<String> = check
+        .off
+        .iter()
+        .map(|o| {
+            let mut t = format!("`{}` {:+.0}%", o.kernel, o.error * 100.0);
+            if let (Some((lo, hi)), Some(spread), Some(inside)) =
+                (o.builds_range, o.builds_spread(), o.inside_builds())
+            {
+                t += &format!(
+                    " (its builds measured {} to {}{unit}, a spread of {:.0}% of the main \
+                     build's; the simulated {}{unit} lies {} them)",
+                    format(lo),
+                    format(hi),
+                    spread * 100.0,
+                    format(o.simulated),
+                    if inside { "between" } else { "outside" }
+                );
+            }
+            t
+        })
+        .collect();
+    if off.is_empty() {
+        s += ".\n";
+    } else {
+        s += &format!("; off: {}.\n", off.join("; "));
+    }
+    s
+}
+
+/// The kernels' other builds beside their main ones (empty when none has any).
+fn builds_table(rows: &[Row]) -> String {
+    if rows.iter().all(|r| r.other_builds.is_empty()) {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\nBuilds: the same source built in other ways and measured alike; the main \
+         build's figures are the table's. Outputs: whether a build wrote the main \
+         build's bytes.\n\n\
+         | kernel | build | outputs | measured µs | occupancy | registers | DRAM MB | SIMD eff. (ISA) |\n\
+         |---|---|---|---:|---|---|---|---|\n",
+    );
+    let cell = |x: Option<f64>, f: fn(f64) -> String| x.map(f).unwrap_or_else(|| "–".into());
+    for r in rows.iter().filter(|r| !r.other_builds.is_empty()) {
+        let main = std::iter::once(("main", "–", r.measured_us, &r.measured));
+        let others = r.other_builds.iter().map(|b| {
+            let outputs = match b.outputs_identical {
+                Some(true) => "same",
+                Some(false) => "DIFFER",
+                None => "–",
+            };
+            (b.build.as_str(), outputs, b.time_us, &b.counters)
+        });
+        for (build, outputs, time, c) in main.chain(others) {
+            s += &format!(
+                "| {} | {build} | {outputs} | {time:.2} | {} | {} | {} | {} |\n",
+                r.name,
+                cell(c.achieved_occupancy, percent),
+                cell(c.registers_per_thread, count),
+                cell(c.dram_bytes(), megabytes),
+                cell(isa_efficiency(c, &r.simulated), percent),
             );
         }
     }
@@ -284,6 +502,7 @@ mod tests {
                 simd_efficiency: Some(0.5),
                 ..SimCounters::default()
             },
+            other_builds: vec![],
         }
     }
 
@@ -343,5 +562,53 @@ mod tests {
         copy.simulated.registers_per_thread = Some(16.0);
         let t = table(&[copy, failed], "GPU", "m1");
         insta::assert_snapshot!(t);
+    }
+
+    /// A row moving `measured` DRAM bytes, simulated as `simulated`.
+    fn dram_row(name: &str, measured: f64, simulated: f64) -> Row {
+        let mut r = row(name, 1.0, Some(1.0));
+        r.measured.dram_bytes_read = Some(measured);
+        r.measured.dram_bytes_written = Some(0.0);
+        r.simulated.dram_bytes = Some(simulated);
+        r
+    }
+
+    fn build(name: &str, dram: f64, same: Option<bool>) -> OtherBuild {
+        OtherBuild {
+            build: name.into(),
+            time_us: 2.0,
+            counters: Counters {
+                dram_bytes_read: Some(dram),
+                dram_bytes_written: Some(0.0),
+                ..Counters::default()
+            },
+            outputs_identical: same,
+        }
+    }
+
+    #[test]
+    fn counters_are_held_to_the_tolerance_and_builds_give_their_range() {
+        let mut spread = dram_row("spread", 30e6, 39e6);
+        spread.other_builds = vec![build("-O1", 34e6, Some(true)), build("-O0", 47e6, None)];
+        let mut narrow = dram_row("narrow", 30e6, 39e6);
+        narrow.other_builds = vec![build("-O1", 31e6, Some(false))];
+        let rows = [
+            dram_row("close", 100e6, 109e6),
+            dram_row("tiny", 0.5e6, 5e6),
+            spread,
+            narrow,
+        ];
+        let checks = check_counters(&rows);
+        let dram = &checks[0];
+        // `tiny` is under the floor: three kernels compared, one within 10%.
+        assert_eq!((dram.compared, dram.within), (3, 1));
+        let spread = &dram.off[0];
+        assert_eq!(spread.builds_range, Some((30e6, 47e6)));
+        assert!((spread.builds_spread().unwrap() - 17.0 / 30.0).abs() < 1e-9);
+        assert_eq!(spread.inside_builds(), Some(true));
+        assert_eq!(dram.off[1].inside_builds(), Some(false));
+        // Every row measures 100% against 50% simulated.
+        assert_eq!((checks[1].compared, checks[1].within), (0, 0));
+        insta::assert_snapshot!(table(&rows, "GPU", "h100"));
     }
 }

@@ -87,6 +87,7 @@ fn options(dir: &Path) -> Options {
         repeats: 1,
         jobs: 2,
         memory_limit: 1 << 30,
+        other_builds: vec![],
     }
 }
 
@@ -136,6 +137,17 @@ fn a_hand_written_file_gives_the_comparison_table() {
         results.table.contains("| 18 / – |"),
         "the registers column: {}",
         results.table
+    );
+    assert!(
+        results
+            .table
+            .contains("| scale2 | Metal -O0 (by hand) | same | 14.00 | – | – | 0.0 | – |"),
+        "the builds section: {}",
+        results.table
+    );
+    assert_eq!(
+        rows[0]["other_builds"][0]["counters"]["dram_bytes_written"],
+        serde_json::json!(20480.0)
     );
     for f in ["table.md", "scatter.png", "scatter.svg"] {
         assert!(dir.join("out").join(f).is_file(), "{f} not written");

@@ -42,6 +42,11 @@ pub struct CrosscheckArgs {
     /// nvcc builds and simulations to run at once (default: the machine's cores).
     #[arg(long)]
     pub jobs: Option<usize>,
+    /// Also build every kernel with ptxas at -O1 and -O0 (the same PTX), time and
+    /// profile those builds alike, and report how far each counter moves with the
+    /// compiler alone (the table's "Builds" section; docs/validation.md).
+    #[arg(long)]
+    pub compiler_spread: bool,
 }
 
 struct Cli {
@@ -114,6 +119,11 @@ pub fn crosscheck(args: &CrosscheckArgs) -> Result<(), Failure> {
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         memory_limit: memory_limit(),
+        other_builds: if args.compiler_spread {
+            metalsim_crosscheck::gpu::ptxas_spread()
+        } else {
+            Vec::new()
+        },
     };
     let log = |line: &str| eprintln!("{line}");
     match run_crosscheck(&args.dirs, &options, &Cli { gpu }, &log) {
