@@ -20,7 +20,7 @@ use crate::compare::compare_buffer;
 use crate::gpu::{self, BuildVariant, Toolchain};
 use crate::measurement::{FORMAT, Measurement, MeasurementFile, OtherBuild};
 use crate::plot;
-use crate::report::{self, Row, SimCounters, Summary};
+use crate::report::{self, CounterCheck, Row, SimCounters, Summary};
 use crate::suite::{self, Entry};
 
 /// What the caller provides: the compiler and the simulator (the CLI owns both, so the
@@ -87,6 +87,9 @@ pub struct Results {
     /// The summary (absent when nothing could be compared).
     #[serde(skip_deserializing)]
     pub summary: Option<Summary>,
+    /// The counters held to the tolerance, and the kernels off it.
+    #[serde(skip_deserializing)]
+    pub counters: Vec<CounterCheck>,
     /// The Markdown table.
     pub table: String,
 }
@@ -140,6 +143,7 @@ pub fn run_crosscheck(
         device: file.device.clone(),
         model: model.clone(),
         summary,
+        counters: report::check_counters(&rows),
         table: table.clone(),
     };
     let write = |name: &str, text: String| -> Result<(), CrosscheckError> {

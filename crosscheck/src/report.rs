@@ -75,14 +75,6 @@ impl Row {
     pub fn isa_simd_efficiency(&self) -> Option<f64> {
         isa_efficiency(&self.measured, &self.simulated)
     }
-
-    /// A counter as measured on every build (the main one first) that has it.
-    fn over_builds(&self, counter: MeasuredFigure) -> Vec<f64> {
-        std::iter::once(&self.measured)
-            .chain(self.other_builds.iter().map(|b| &b.counters))
-            .filter_map(|c| counter(self, c))
-            .collect()
-    }
 }
 
 /// [`Row::isa_simd_efficiency`] of any build's counters.
@@ -93,13 +85,70 @@ fn isa_efficiency(measured: &Counters, simulated: &SimCounters) -> Option<f64> {
     (0.0..=1.0).contains(&e).then_some(e)
 }
 
+/// A counter the cross-check holds to [`COUNTER_TOLERANCE`].
+#[derive(Serialize, Clone, Copy, Debug, PartialEq)]
+pub enum CheckedCounter {
+    /// DRAM bytes read and written, on kernels that move [`DRAM_FLOOR_BYTES`] or more.
+    DramBytes,
+    /// SIMD efficiency over the ISA's instructions ([`Row::isa_simd_efficiency`]).
+    IsaSimdEfficiency,
+}
+
+impl CheckedCounter {
+    /// Every checked counter, in the table's order.
+    pub const ALL: [CheckedCounter; 2] =
+        [CheckedCounter::DramBytes, CheckedCounter::IsaSimdEfficiency];
+
+    /// Its name in the table, with the kernels it is compared on.
+    pub fn title(self) -> String {
+        match self {
+            CheckedCounter::DramBytes => format!(
+                "DRAM bytes (kernels measured at {} MB or more)",
+                DRAM_FLOOR_BYTES / 1e6
+            ),
+            CheckedCounter::IsaSimdEfficiency => "SIMD efficiency (ISA)".into(),
+        }
+    }
+
+    /// As one build of `row` measured it (`counters`), where it is compared.
+    fn measured(self, row: &Row, counters: &Counters) -> Option<f64> {
+        match self {
+            CheckedCounter::DramBytes => counters.dram_bytes().filter(|&b| b >= DRAM_FLOOR_BYTES),
+            CheckedCounter::IsaSimdEfficiency => isa_efficiency(counters, &row.simulated),
+        }
+    }
+
+    /// As the simulation counted it.
+    fn simulated(self, row: &Row) -> Option<f64> {
+        match self {
+            CheckedCounter::DramBytes => row.simulated.dram_bytes,
+            CheckedCounter::IsaSimdEfficiency => row.simulated.simd_efficiency,
+        }
+    }
+
+    /// A figure of it, as the table writes it.
+    fn number(self, x: f64) -> String {
+        match self {
+            CheckedCounter::DramBytes => megabytes(x),
+            CheckedCounter::IsaSimdEfficiency => percent(x),
+        }
+    }
+
+    /// The unit after a figure (or after the second of two).
+    fn unit(self) -> &'static str {
+        match self {
+            CheckedCounter::DramBytes => " MB",
+            CheckedCounter::IsaSimdEfficiency => "",
+        }
+    }
+}
+
 /// How one counter compares over the suite at [`COUNTER_TOLERANCE`].
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub struct CounterCheck {
-    /// The counter, as the table names it.
-    pub counter: String,
-    /// Kernels with the counter on both sides (DRAM bytes: measured at
-    /// [`DRAM_FLOOR_BYTES`] or more).
+    /// The counter.
+    pub counter: CheckedCounter,
+    /// Kernels with the counter on both sides.
     pub compared: usize,
     /// How many of them agree within the tolerance.
     pub within: usize,
@@ -112,8 +161,8 @@ pub struct CounterCheck {
 pub struct CounterOff {
     /// The kernel.
     pub kernel: String,
-    /// `(simulated − measured) / measured`, on the main build.
-    pub error: f64,
+    /// The main build's figure.
+    pub measured: f64,
     /// The simulated figure.
     pub simulated: f64,
     /// The lowest and highest measured figure over the kernel's builds, when it has
@@ -122,11 +171,15 @@ pub struct CounterOff {
 }
 
 impl CounterOff {
-    /// How far the builds' measured figures spread, over the main build's.
+    /// `(simulated − measured) / measured`.
+    pub fn error(&self) -> f64 {
+        (self.simulated - self.measured) / self.measured
+    }
+
+    /// How far the builds' figures spread, over the main build's.
     pub fn builds_spread(&self) -> Option<f64> {
         let (lo, hi) = self.builds_range?;
-        let main = self.simulated / (1.0 + self.error);
-        Some((hi - lo) / main)
+        Some((hi - lo) / self.measured)
     }
 
     /// Whether the simulated figure lies within the builds' range.
@@ -136,48 +189,37 @@ impl CounterOff {
     }
 }
 
-/// A counter as one build measured it, for a row (which the SIMD efficiency over the
-/// ISA's instructions needs).
-type MeasuredFigure = fn(&Row, &Counters) -> Option<f64>;
-
-/// The same counter as the simulation counted it.
-type SimulatedFigure = fn(&SimCounters) -> Option<f64>;
-
-/// The counters the cross-check holds to [`COUNTER_TOLERANCE`]: DRAM bytes and SIMD
-/// efficiency over the ISA's instructions.
+/// Every [`CheckedCounter`] over the suite.
 pub fn check_counters(rows: &[Row]) -> Vec<CounterCheck> {
-    let dram: MeasuredFigure = |_, c| c.dram_bytes().filter(|&b| b >= DRAM_FLOOR_BYTES);
-    let simd: MeasuredFigure = |r, c| isa_efficiency(c, &r.simulated);
-    let checks: [(&str, MeasuredFigure, SimulatedFigure); 2] = [
-        ("DRAM bytes", dram, |s| s.dram_bytes),
-        ("SIMD efficiency (ISA)", simd, |s| s.simd_efficiency),
-    ];
-    checks
+    CheckedCounter::ALL
         .iter()
-        .map(|&(name, measured, simulated)| {
+        .map(|&counter| {
             let mut check = CounterCheck {
-                counter: name.into(),
+                counter,
                 compared: 0,
                 within: 0,
                 off: Vec::new(),
             };
             for r in rows {
-                let (Some(m), Some(x)) = (measured(r, &r.measured), simulated(&r.simulated)) else {
+                let (Some(m), Some(x)) = (counter.measured(r, &r.measured), counter.simulated(r))
+                else {
                     continue;
                 };
                 if m <= 0.0 {
                     continue;
                 }
                 check.compared += 1;
-                let error = (x - m) / m;
-                if error.abs() <= COUNTER_TOLERANCE {
+                if ((x - m) / m).abs() <= COUNTER_TOLERANCE {
                     check.within += 1;
                     continue;
                 }
-                let all = r.over_builds(measured);
+                let all: Vec<f64> = std::iter::once(&r.measured)
+                    .chain(r.other_builds.iter().map(|b| &b.counters))
+                    .filter_map(|c| counter.measured(r, c))
+                    .collect();
                 check.off.push(CounterOff {
                     kernel: r.name.clone(),
-                    error,
+                    measured: m,
                     simulated: x,
                     builds_range: (all.len() > 1).then(|| {
                         let lo = all.iter().copied().fold(f64::INFINITY, f64::min);
@@ -395,54 +437,42 @@ fn counter_text(check: &CounterCheck) -> String {
     if check.compared == 0 {
         return String::new();
     }
-    let (format, unit): (fn(f64) -> String, &str) = if check.counter == "DRAM bytes" {
-        (megabytes, " MB")
-    } else {
-        (percent, "")
-    };
-    let scope = if check.counter == "DRAM bytes" {
-        format!(
-            " (kernels measured at {} MB or more)",
-            DRAM_FLOOR_BYTES / 1e6
-        )
-    } else {
-        String::new()
-    };
-    let mut s = format!(
-        "\n{}{scope}: within {:.0}% on {} of {} kernel{}",
-        check.counter,
-        COUNTER_TOLERANCE * 100.0,
-        check.within,
-        check.compared,
-        if check.compared == 1 { "" } else { "s" },
-    );
+    let number = |x| check.counter.number(x);
+    let unit = check.counter.unit();
     let off: Vec<String> = check
         .off
         .iter()
         .map(|o| {
-            let mut t = format!("`{}` {:+.0}%", o.kernel, o.error * 100.0);
+            let mut t = format!("`{}` {:+.0}%", o.kernel, o.error() * 100.0);
             if let (Some((lo, hi)), Some(spread), Some(inside)) =
                 (o.builds_range, o.builds_spread(), o.inside_builds())
             {
                 t += &format!(
                     " (its builds measured {} to {}{unit}, a spread of {:.0}% of the main \
                      build's; the simulated {}{unit} lies {} them)",
-                    format(lo),
-                    format(hi),
+                    number(lo),
+                    number(hi),
                     spread * 100.0,
-                    format(o.simulated),
+                    number(o.simulated),
                     if inside { "between" } else { "outside" }
                 );
             }
             t
         })
         .collect();
-    if off.is_empty() {
-        s += ".\n";
-    } else {
-        s += &format!("; off: {}.\n", off.join("; "));
-    }
-    s
+    format!(
+        "\n{}: within {:.0}% on {} of {} kernel{}{}\n",
+        check.counter.title(),
+        COUNTER_TOLERANCE * 100.0,
+        check.within,
+        check.compared,
+        if check.compared == 1 { "" } else { "s" },
+        if off.is_empty() {
+            ".".to_string()
+        } else {
+            format!("; off: {}.", off.join("; "))
+        }
+    )
 }
 
 /// The kernels' other builds beside their main ones (empty when none has any).
@@ -604,6 +634,7 @@ mod tests {
         assert_eq!((dram.compared, dram.within), (3, 1));
         let spread = &dram.off[0];
         assert_eq!(spread.builds_range, Some((30e6, 47e6)));
+        assert!((spread.error() - 0.3).abs() < 1e-9);
         assert!((spread.builds_spread().unwrap() - 17.0 / 30.0).abs() < 1e-9);
         assert_eq!(spread.inside_builds(), Some(true));
         assert_eq!(dram.off[1].inside_builds(), Some(false));

@@ -121,6 +121,10 @@ fn a_hand_written_file_gives_the_comparison_table() {
     );
     let summary = results.summary.expect("two kernels compared");
     assert_eq!(summary.kernels, 2);
+    assert_eq!(
+        results.counters[0].compared, 0,
+        "scale2 moves under 1 MB of DRAM"
+    );
     let rows = rows(&dir);
     assert_eq!(rows[0]["outputs_match"], serde_json::json!(true));
     let simulated = rows[0]["simulated_us"].as_f64().unwrap();
