@@ -202,3 +202,22 @@ fn models_lists_m1() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["name"], "m1");
 }
+
+#[test]
+fn compiler_spread_needs_a_gpu_run_not_a_measurement_file() {
+    let out = metalsim()
+        .args([
+            "crosscheck",
+            "--measured",
+            "crosscheck/tests/data/measured/measured.json",
+            "--compiler-spread",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("'--measured <FILE>' cannot be used with '--compiler-spread'"),
+        "{stderr}"
+    );
+}

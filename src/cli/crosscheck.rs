@@ -44,8 +44,9 @@ pub struct CrosscheckArgs {
     pub jobs: Option<usize>,
     /// Also build every kernel with ptxas at -O1 and -O0 (the same PTX), time and
     /// profile those builds alike, and report how far each counter moves with the
-    /// compiler alone (the table's "Builds" section; docs/validation.md).
-    #[arg(long)]
+    /// compiler alone (the table's "Builds" section; docs/validation.md). A
+    /// measurement file brings its own builds (`other_builds`).
+    #[arg(long, conflicts_with = "measured")]
     pub compiler_spread: bool,
 }
 
