@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::bundle::write_bundle;
 use crate::compare::compare_buffer;
 use crate::gpu::{self, BuildVariant, Toolchain};
-use crate::measurement::{FORMAT, Measurement, MeasurementFile, OtherBuild};
+use crate::measurement::{Counters, FORMAT, Measurement, MeasurementFile, OtherBuild};
 use crate::plot;
 use crate::report::{self, CounterCheck, Row, SimCounters, Summary};
 use crate::suite::{self, Entry};
@@ -286,39 +286,7 @@ fn measure(
         }
     }
     log(&format!("building {} CUDA programs with nvcc", ready.len()));
-    let mut built = Vec::new();
-    let mut chunks = ready.into_iter().peekable();
-    while chunks.peek().is_some() {
-        let chunk: Vec<Job> = chunks.by_ref().take(options.jobs.max(1)).collect();
-        let children: Vec<(Job, std::io::Result<Child>)> = chunk
-            .into_iter()
-            .map(|j| {
-                let flags = j.variant.map_or(&[][..], |v| &v.flags[..]);
-                let child = gpu::start_build(tools, &j.cu, flags);
-                (j, child)
-            })
-            .collect();
-        for (j, child) in children {
-            let result = child
-                .and_then(|c| c.wait_with_output())
-                .map_err(|x| x.to_string())
-                .and_then(|o| {
-                    if o.status.success() {
-                        Ok(())
-                    } else {
-                        Err(String::from_utf8_lossy(&o.stderr).into_owned())
-                    }
-                });
-            match result {
-                Ok(()) => built.push(j),
-                Err(m) => failed.push(format!(
-                    "{}: nvcc failed on {}:\n{m}",
-                    job_name(j.entry, j.variant),
-                    j.cu.display()
-                )),
-            }
-        }
-    }
+    let built = build_all(ready, tools, options.jobs, &mut failed);
     let mut kernels: Vec<Measurement> = Vec::new();
     let mut device = String::from("unknown NVIDIA GPU");
     let here = std::env::current_dir().unwrap_or_default();
@@ -344,33 +312,15 @@ fn measure(
             continue;
         }
         let dir = cu.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let exe = cu.with_extension("");
         log(&format!("running {name}"));
-        if let Err(m) = gpu::run_program(&exe, &dir, options.warmup, options.repeats) {
-            failed.push(format!("{name}: {m}"));
-            continue;
-        }
-        let host = match HostMeasurement::load(&dir.join("measurement.json")) {
-            Ok(h) => h,
+        let (host, counters) = match run_and_profile(&cu, tools, options, log) {
+            Ok(r) => r,
             Err(m) => {
                 failed.push(format!("{name}: {m}"));
                 continue;
             }
         };
         device = host.device.clone();
-        let counters = match &tools.ncu {
-            Some(ncu) => match gpu::profile(ncu, &exe, &dir) {
-                Ok((c, csv)) => {
-                    let _ = std::fs::write(dir.join("ncu.csv"), csv);
-                    c
-                }
-                Err(m) => {
-                    log(&format!("{name}: no counters: {m}"));
-                    Default::default()
-                }
-            },
-            None => Default::default(),
-        };
         if let (Some(v), Some(i)) = (variant, main) {
             let main_dir = bundle_dir(&work, &e.name, None);
             let outputs_identical = match same_outputs(&main_dir, &dir) {
@@ -412,6 +362,88 @@ fn measure(
             failed.join("\n")
         )));
     }
+    Ok(MeasurementFile {
+        format: FORMAT.into(),
+        device,
+        method: Some(method(options, &failed)),
+        kernels,
+    })
+}
+
+/// Builds every job, `jobs` at a time; those nvcc fails on go to `failed`.
+fn build_all<'a>(
+    ready: Vec<Job<'a>>,
+    tools: &Toolchain,
+    jobs: usize,
+    failed: &mut Vec<String>,
+) -> Vec<Job<'a>> {
+    let mut built = Vec::new();
+    let mut chunks = ready.into_iter().peekable();
+    while chunks.peek().is_some() {
+        let chunk: Vec<Job> = chunks.by_ref().take(jobs.max(1)).collect();
+        let children: Vec<(Job, std::io::Result<Child>)> = chunk
+            .into_iter()
+            .map(|j| {
+                let flags = j.variant.map_or(&[][..], |v| &v.flags[..]);
+                let child = gpu::start_build(tools, &j.cu, flags);
+                (j, child)
+            })
+            .collect();
+        for (j, child) in children {
+            let result = child
+                .and_then(|c| c.wait_with_output())
+                .map_err(|x| x.to_string())
+                .and_then(|o| {
+                    if o.status.success() {
+                        Ok(())
+                    } else {
+                        Err(String::from_utf8_lossy(&o.stderr).into_owned())
+                    }
+                });
+            match result {
+                Ok(()) => built.push(j),
+                Err(m) => failed.push(format!(
+                    "{}: nvcc failed on {}:\n{m}",
+                    job_name(j.entry, j.variant),
+                    j.cu.display()
+                )),
+            }
+        }
+    }
+    built
+}
+
+/// Runs a built program (`kernel.cu`'s executable) with the timing flags, then once
+/// under Nsight Compute when it is here (`ncu.csv` beside the program): its own
+/// timings and the counters.
+fn run_and_profile(
+    cu: &Path,
+    tools: &Toolchain,
+    options: &Options,
+    log: &(dyn Fn(&str) + Sync),
+) -> Result<(HostMeasurement, Counters), String> {
+    let dir = cu.parent().unwrap_or(Path::new("."));
+    let exe = cu.with_extension("");
+    gpu::run_program(&exe, dir, options.warmup, options.repeats)?;
+    let host = HostMeasurement::load(&dir.join("measurement.json"))?;
+    let counters = match &tools.ncu {
+        Some(ncu) => match gpu::profile(ncu, &exe, dir) {
+            Ok((c, csv)) => {
+                let _ = std::fs::write(dir.join("ncu.csv"), csv);
+                c
+            }
+            Err(m) => {
+                log(&format!("{}: no counters: {m}", dir.display()));
+                Counters::default()
+            }
+        },
+        None => Counters::default(),
+    };
+    Ok((host, counters))
+}
+
+/// The measurement file's `method`: how the numbers were taken, and what failed.
+fn method(options: &Options, failed: &[String]) -> String {
     let builds = if options.other_builds.is_empty() {
         String::new()
     } else {
@@ -426,25 +458,20 @@ fn measure(
             list.join(" and ")
         )
     };
-    Ok(MeasurementFile {
-        format: FORMAT.into(),
-        device,
-        method: Some(format!(
-            "CUDA C++ generated from the ISA, nvcc {}; median of {} CUDA-event timings after {} \
-             warm-up launches, each on restored buffers after a 256 MiB L2 flush (written, \
-             then read, so the L2 holds only clean lines); counters from one launch under \
-             Nsight Compute (--clock-control none){builds}{}",
-            gpu::NVCC_FLAGS.join(" "),
-            options.repeats,
-            options.warmup,
-            if failed.is_empty() {
-                String::new()
-            } else {
-                format!("; not measured: {}", failed.join(" | ").replace('\n', " "))
-            }
-        )),
-        kernels,
-    })
+    format!(
+        "CUDA C++ generated from the ISA, nvcc {}; median of {} CUDA-event timings after {} \
+         warm-up launches, each on restored buffers after a 256 MiB L2 flush (written, \
+         then read, so the L2 holds only clean lines); counters from one launch under \
+         Nsight Compute (--clock-control none){builds}{}",
+        gpu::NVCC_FLAGS.join(" "),
+        options.repeats,
+        options.warmup,
+        if failed.is_empty() {
+            String::new()
+        } else {
+            format!("; not measured: {}", failed.join(" | ").replace('\n', " "))
+        }
+    )
 }
 
 /// The folder of an entry's generated program: `work/<name>/` for the main build,
