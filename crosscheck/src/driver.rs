@@ -245,6 +245,7 @@ fn function<'m>(module: &'m Module, name: &str, kernel: &Path) -> Result<&'m Fun
 }
 
 /// One program to build and measure: an entry's main build (`variant` none) or another.
+#[derive(Clone)]
 struct Job<'a> {
     entry: &'a Entry,
     variant: Option<&'a BuildVariant>,
@@ -286,7 +287,7 @@ fn measure(
         }
     }
     log(&format!("building {} CUDA programs with nvcc", ready.len()));
-    let built = build_all(ready, tools, options.jobs, &mut failed);
+    let built = build_all(&ready, tools, options.jobs, &mut failed);
     let mut kernels: Vec<Measurement> = Vec::new();
     let mut device = String::from("unknown NVIDIA GPU");
     let here = std::env::current_dir().unwrap_or_default();
@@ -372,24 +373,18 @@ fn measure(
 
 /// Builds every job, `jobs` at a time; those nvcc fails on go to `failed`.
 fn build_all<'a>(
-    ready: Vec<Job<'a>>,
+    ready: &[Job<'a>],
     tools: &Toolchain,
     jobs: usize,
     failed: &mut Vec<String>,
 ) -> Vec<Job<'a>> {
     let mut built = Vec::new();
-    let mut chunks = ready.into_iter().peekable();
-    while chunks.peek().is_some() {
-        let chunk: Vec<Job> = chunks.by_ref().take(jobs.max(1)).collect();
-        let children: Vec<(Job, std::io::Result<Child>)> = chunk
-            .into_iter()
-            .map(|j| {
-                let flags = j.variant.map_or(&[][..], |v| &v.flags[..]);
-                let child = gpu::start_build(tools, &j.cu, flags);
-                (j, child)
-            })
+    for chunk in ready.chunks(jobs.max(1)) {
+        let children: Vec<std::io::Result<Child>> = chunk
+            .iter()
+            .map(|j| gpu::start_build(tools, &j.cu, j.variant.map_or(&[], |v| &v.flags)))
             .collect();
-        for (j, child) in children {
+        for (j, child) in chunk.iter().zip(children) {
             let result = child
                 .and_then(|c| c.wait_with_output())
                 .map_err(|x| x.to_string())
@@ -401,7 +396,7 @@ fn build_all<'a>(
                     }
                 });
             match result {
-                Ok(()) => built.push(j),
+                Ok(()) => built.push(j.clone()),
                 Err(m) => failed.push(format!(
                     "{}: nvcc failed on {}:\n{m}",
                     job_name(j.entry, j.variant),
